@@ -1,0 +1,21 @@
+// Per-run state handed to the interpreter (starlark-go's Thread): everything that does I/O or varies per run.
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { TraceSink } from "./trace.ts";
+import type { Site, Value } from "./values.ts";
+
+export interface RunContext {
+  agents: AgentRuntime;
+  trace: TraceSink;
+  /** aborted on Ctrl-C: loops and pending calls stop promptly */
+  signal: AbortSignal;
+  /** pmap's limit on calls in flight */
+  concurrency: number;
+  /** a runtime warning (e.g. an unknown call option); goes to stderr, never stdout */
+  warn(message: string, site: Site | null): void;
+}
+
+/** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */
+export type RunOutcome =
+  | { kind: "ok"; exports: Map<string, Value> }
+  | { kind: "raised"; error: Value; site: Site | null }
+  | { kind: "interrupted" };

@@ -1,0 +1,34 @@
+// The boundary between the call layer and the memory store (runtime/memory/).
+import type { Site, VObject } from "./values.ts";
+
+export type MemoryMode = "continue" | "dry_run" | "fresh";
+
+/** Who is writing, for ledger provenance. Never includes raw inputs or outputs. */
+export interface MemoryProvenance {
+  site: Site;
+  agentName: string;
+  model: string;
+  mode: MemoryMode;
+}
+
+export interface MemorySession {
+  /** the Memory Context to send before the task, or null (`fresh`) */
+  readonly context: string | null;
+  /**
+   * After a successful reply: strip every `vvm-memory` block (all modes); in `continue`,
+   * validate and apply the patch (or record why it was rejected). Releases the lock.
+   * Resolves to the user-visible text.
+   */
+  complete(replyText: string): Promise<string>;
+  /** After a failed call: release the lock, write nothing. */
+  release(): Promise<void>;
+}
+
+export interface MemoryPort {
+  /**
+   * `memory` is the agent's `memory` configuration value as written (validated here).
+   * Resolves to a session, or to an error value (`locked`, or `rejected` for a bad binding)
+   * that the call returns without calling the model.
+   */
+  open(memory: VObject, mode: MemoryMode, provenance: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject>;
+}

@@ -1,0 +1,194 @@
+// Runtime values. JS primitives are used where they fit so the hot paths stay cheap:
+// unit is `null`, booleans and numbers are JS ones, strings are JS strings, lists are JS arrays
+// (never mutated after creation), objects are insertion-ordered `Map<string, Value>`.
+
+import type { Span } from "../src/ast.ts";
+
+export type Value = null | boolean | number | string | Value[] | VObject | VFunction | VAgent;
+export type VObject = Map<string, Value>;
+
+/** Where a runtime event happened, for error messages and traces. */
+export interface Site {
+  path: string;
+  span: Span;
+}
+
+/** A callable value: a user `def` (closure) or a standard-library builtin. */
+export interface VFunction {
+  readonly type: "function";
+  readonly name: string;
+  /** Parameter names, in order (builtins list what they accept). */
+  readonly params: readonly string[];
+  /** True when calling this may suspend (agent calls, judges, pmap, or unknown callees). */
+  readonly isAsync: boolean;
+  /** Positional then keyword arguments, already evaluated left to right. */
+  callSync?(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site): Value;
+  call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site): Value | Promise<Value>;
+}
+
+/** An agent configuration: declared, imported, derived with `.with(...)`, or inline. */
+export class VAgent {
+  readonly type = "agent";
+  constructor(
+    /** declared name, or a derived/inline label such as `base.with` or `<inline>` */
+    readonly name: string,
+    /** model, prompt, skills, permissions, memory, and any pass-through keys */
+    readonly config: VObject,
+    /** where it was declared (memory provenance, diagnostics) */
+    readonly site: Site | null,
+  ) {}
+}
+
+export function isObject(v: Value): v is VObject {
+  return v instanceof Map;
+}
+export function isList(v: Value): v is Value[] {
+  return Array.isArray(v);
+}
+export function isFunction(v: Value): v is VFunction {
+  return typeof v === "object" && v !== null && !(v instanceof Map) && !Array.isArray(v) && (v as VFunction).type === "function";
+}
+export function isAgent(v: Value): v is VAgent {
+  return v instanceof VAgent;
+}
+
+/** An error value is any object whose `error` field is itself an object (`{ error: "text" }` is not). */
+export function isErrorValue(v: Value): v is VObject {
+  return v instanceof Map && v.get("error") instanceof Map;
+}
+export function errorKind(v: VObject): string | null {
+  const e = v.get("error");
+  const k = e instanceof Map ? e.get("kind") : undefined;
+  return typeof k === "string" ? k : null;
+}
+/** A ref value is any object whose `ref` field is a string. */
+export function isRef(v: Value): v is VObject {
+  return v instanceof Map && typeof v.get("ref") === "string";
+}
+
+export function obj(entries: Record<string, Value> | [string, Value][]): VObject {
+  return new Map(Array.isArray(entries) ? entries : Object.entries(entries));
+}
+
+/** `{ error: { kind, message, data? } }` */
+export function makeError(kind: string, message: string, data?: Value): VObject {
+  const e: VObject = new Map<string, Value>([
+    ["kind", kind],
+    ["message", message],
+  ]);
+  if (data !== undefined) e.set("data", data);
+  return new Map([["error", e]]);
+}
+
+/** A raised error travelling up the JS stack. `value` is the VVM error value. */
+export class VvmRaise extends Error {
+  constructor(
+    readonly value: Value,
+    readonly site: Site | null = null,
+  ) {
+    super(describeRaise(value));
+    this.name = "VvmRaise";
+  }
+}
+
+/** Raise `{ error: { kind: "thrown", message } }`. */
+export function thrown(message: string, site: Site | null = null, data?: Value): VvmRaise {
+  return new VvmRaise(makeError("thrown", message, data), site);
+}
+
+function describeRaise(v: Value): string {
+  if (isErrorValue(v)) {
+    const e = v.get("error") as VObject;
+    return `${String(e.get("kind"))}: ${String(e.get("message") ?? "")}`;
+  }
+  return typeName(v);
+}
+
+export function typeName(v: Value): string {
+  if (v === null) return "unit";
+  switch (typeof v) {
+    case "boolean":
+      return "boolean";
+    case "number":
+      return "number";
+    case "string":
+      return "string";
+  }
+  if (Array.isArray(v)) return "list";
+  if (v instanceof Map) return "object";
+  if (v instanceof VAgent) return "agent";
+  return "function";
+}
+
+/** Structural equality; comparing functions or agents raises `thrown`. */
+export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
+  if (a === b) {
+    if (isFunction(a) || a instanceof VAgent) throw thrown(`cannot compare ${typeName(a)} values`, site);
+    return true;
+  }
+  if (a === null || b === null) return false;
+  const ta = typeof a;
+  if (ta !== "object" || typeof b !== "object") return false;
+  if (isFunction(a) || isFunction(b) || a instanceof VAgent || b instanceof VAgent) {
+    throw thrown(`cannot compare ${typeName(a)} with ${typeName(b)}`, site);
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!valueEquals(a[i], b[i], site)) return false;
+    return true;
+  }
+  if (a instanceof Map) {
+    if (!(b instanceof Map) || a.size !== b.size) return false;
+    for (const [k, v] of a) {
+      if (!b.has(k) || !valueEquals(v, b.get(k) as Value, site)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/** Plain JSON for exports and traces: unit → null, functions and agents described, not executed. */
+export function toJSON(v: Value): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map(toJSON);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of v) out[k] = toJSON(x);
+    return out;
+  }
+  if (v instanceof VAgent) return { agent: v.name, config: toJSON(v.config) };
+  return { function: v.name };
+}
+
+/** JSON back into values (objects become Maps, in key order). */
+export function fromJSON(x: unknown): Value {
+  if (x === null || x === undefined) return null;
+  if (typeof x === "boolean" || typeof x === "number" || typeof x === "string") return x;
+  if (Array.isArray(x)) return x.map(fromJSON);
+  if (typeof x === "object") {
+    const m: VObject = new Map();
+    for (const [k, v] of Object.entries(x as Record<string, unknown>)) m.set(k, fromJSON(v));
+    return m;
+  }
+  return String(x);
+}
+
+/**
+ * The spec's serialization of a call input: JSON-like, object keys in sorted order, indented.
+ * Strings at the top level are sent as they are.
+ */
+export function serializeInput(v: Value): string {
+  if (typeof v === "string") return v;
+  return JSON.stringify(sortedJSON(v), null, 2) ?? "null";
+}
+
+function sortedJSON(v: Value): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map(sortedJSON);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const k of [...v.keys()].sort()) out[k] = sortedJSON(v.get(k) as Value);
+    return out;
+  }
+  return toJSON(v);
+}

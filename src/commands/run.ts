@@ -1,0 +1,79 @@
+// `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
+import { checkProgram } from "../check.ts";
+import { hasErrors } from "../diagnostics.ts";
+import { EXIT, UsageError, useColor, type CliIO } from "../io.ts";
+import { printDiagnostics, displayPath, resolveProgramFile } from "./report.ts";
+import { runProgram } from "../../runtime/interpreter/index.ts";
+import { createModelLayer } from "../../runtime/calls/index.ts";
+import { toJSON, type Site, type Value } from "../../runtime/values.ts";
+import pc from "picocolors";
+
+export interface RunFlags {
+  provider: "auto" | "anthropic" | "sim" | "script";
+  script?: string;
+  concurrency: number;
+  judgeModel: string;
+  trace?: string;
+  /** milliseconds */
+  lockTimeout: number;
+  memoryBudget: number;
+}
+
+export async function runCommand(file: string, flags: RunFlags, io: CliIO): Promise<number> {
+  const abs = await resolveProgramFile(file, io);
+  if (abs === null) return EXIT.usage;
+  const checked = await checkProgram(abs);
+  printDiagnostics(checked, io);
+  if (hasErrors(checked.diagnostics)) return EXIT.invalid;
+
+  let layer;
+  try {
+    layer = await createModelLayer({ ...flags, entryPath: abs, io });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`vvm: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+  const color = useColor(io);
+  try {
+    const outcome = await runProgram(checked, {
+      agents: layer.agents,
+      trace: layer.trace,
+      signal: io.signal,
+      concurrency: flags.concurrency,
+      warn: (message, site) => io.stderr.write(`${site ? where(site, io) + ": " : ""}${pc.createColors(color).yellow("warning")} ${message}\n`),
+    });
+    switch (outcome.kind) {
+      case "ok": {
+        const out: Record<string, unknown> = {};
+        for (const [name, value] of outcome.exports) out[name] = toJSON(value);
+        io.stdout.write(JSON.stringify(out, null, 2) + "\n");
+        return EXIT.ok;
+      }
+      case "raised":
+        io.stderr.write(describeUncaught(outcome.error, outcome.site, io, color) + "\n");
+        return EXIT.raised;
+      case "interrupted":
+        io.stderr.write("vvm: interrupted\n");
+        return EXIT.interrupted;
+      default: {
+        const never: never = outcome;
+        return never;
+      }
+    }
+  } finally {
+    await layer.close();
+  }
+}
+
+function where(site: Site, io: CliIO): string {
+  return `${displayPath(site.path, io)}:${site.span.line}:${site.span.col}`;
+}
+
+function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean): string {
+  const c = pc.createColors(color);
+  const at = site ? ` at ${where(site, io)}` : "";
+  return `${c.red("uncaught error")}${at}:\n${JSON.stringify(toJSON(error), null, 2)}`;
+}

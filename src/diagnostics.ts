@@ -1,0 +1,105 @@
+// Diagnostics shared by the lexer, parser, validator and CLI.
+import pc from "picocolors";
+import type { Span } from "./ast.ts";
+
+/** Every code the spec defines (LANGUAGE.md §13) plus the project's own additions (see spec/diagnostics.md). */
+export const CODES = {
+  E001: "syntax error",
+  E002: "indentation error",
+  E003: "unterminated string",
+  E004: "unterminated template literal",
+  E005: "unknown string escape",
+  E010: "reserved word used as a name",
+  E020: "duplicate agent",
+  E021: "duplicate function",
+  E030: "empty skill name or source",
+  E031: "duplicate skill import in a module",
+  E032: "conflicting skill sources across modules",
+  E040: "unknown agent",
+  E041: "computed agent configuration",
+  E050: "invalid case pattern",
+  E051: "unknown placeholder name",
+  E052: "malformed placeholder",
+  E060: "assignment to it",
+  E070: "constrain on an unbound name",
+  E080: "return outside def",
+  E081: "break/continue outside a loop",
+  E082: "try without except or finally",
+  E090: "unresolved module or export",
+  W001: "unknown skill source form",
+  W010: "agent uses a skill not imported in its module",
+  W011: "empty skills list",
+  W020: "unknown agent configuration key",
+  W030: "unused variable",
+  W031: "exported value never assigned",
+} as const;
+
+export type Code = keyof typeof CODES;
+export type Severity = "error" | "warning";
+
+export interface Diagnostic {
+  code: Code;
+  severity: Severity;
+  message: string;
+  /** path of the file the diagnostic is about */
+  path: string;
+  span: Span;
+}
+
+export function severityOf(code: Code): Severity {
+  return code.startsWith("W") ? "warning" : "error";
+}
+
+export function diagnostic(code: Code, message: string, path: string, span: Span): Diagnostic {
+  return { code, severity: severityOf(code), message, path, span };
+}
+
+export function hasErrors(diags: readonly Diagnostic[]): boolean {
+  return diags.some((d) => d.severity === "error");
+}
+
+/** Stable order: by file, then position, then code. */
+export function sortDiagnostics(diags: Diagnostic[]): Diagnostic[] {
+  return diags.sort(
+    (a, b) =>
+      a.path.localeCompare(b.path) ||
+      a.span.line - b.span.line ||
+      a.span.col - b.span.col ||
+      a.code.localeCompare(b.code),
+  );
+}
+
+/**
+ * `path:line:col: E004 unterminated template literal`, then the source line and a caret under the column.
+ * `source` is the text of `d.path` (or null when it cannot be shown).
+ */
+export function formatDiagnostic(d: Diagnostic, source: string | null, color: boolean, displayPath = d.path): string {
+  const c = pc.createColors(color);
+  const tint = d.severity === "error" ? c.red : c.yellow;
+  const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${d.message}`;
+  if (source === null) return head;
+  const lineText = sourceLine(source, d.span.line);
+  if (lineText === null) return head;
+  const shown = lineText.replace(/\t/g, " ");
+  // Long lines (generated or minified input) are cut around the column so the caret stays readable.
+  const max = 160;
+  let start = 0;
+  if (shown.length > max) start = Math.max(0, Math.min(d.span.col - 1 - max / 2, shown.length - max));
+  const clipped = shown.slice(start, start + max);
+  const caretCol = Math.max(0, Math.min(d.span.col - 1 - start, clipped.length));
+  const width =
+    d.span.endLine === d.span.line ? Math.max(1, Math.min(d.span.endCol - d.span.col, clipped.length - caretCol)) : 1;
+  return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
+}
+
+function sourceLine(source: string, line: number): string | null {
+  let start = 0;
+  for (let i = 1; i < line; i++) {
+    const nl = source.indexOf("\n", start);
+    if (nl < 0) return null;
+    start = nl + 1;
+  }
+  let end = source.indexOf("\n", start);
+  if (end < 0) end = source.length;
+  return source.slice(start, end).replace(/\r$/, "");
+}

@@ -1,0 +1,27 @@
+// What the validator hands to the interpreter: every module of the program, parsed once and resolved.
+import type { DefStmt, FromImport, Program } from "./ast.ts";
+import type { Diagnostic } from "./diagnostics.ts";
+
+export interface ModuleInfo {
+  /** canonical absolute path (the module's identity: each module runs once per run) */
+  path: string;
+  source: string;
+  program: Program;
+  /** per-function local names (parameters and every name assigned anywhere in the body), LANGUAGE.md §6 */
+  locals: Map<DefStmt, ReadonlySet<string>>;
+  /** names bound at module level: assignments, loop/except/choose targets, defs, imports */
+  moduleNames: ReadonlySet<string>;
+  /** canonical path of the module each `from "..." import` refers to */
+  imports: Map<FromImport, string>;
+}
+
+export interface CheckResult {
+  /** canonical path of the entry module */
+  entry: string;
+  /** every loaded module by canonical path; empty entries are never present for unreadable files */
+  modules: Map<string, ModuleInfo>;
+  /** skill name → source, program-wide (E030–E032) */
+  skills: Map<string, string>;
+  /** all errors and warnings, sorted */
+  diagnostics: Diagnostic[];
+}
