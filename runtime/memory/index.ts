@@ -1,22 +1,441 @@
-// Persistent agent memory (digest + ledger). Work in progress: the full store lands in follow-up commits.
+// Persistent agent memory: digest.md + ledger.jsonl + meta.json per (scope, key), behind the
+// MemoryPort the call layer uses. spec/memory.md describes the behaviour; this file is the order
+// of operations: resolve → lock → recover → load → (model call) → strip → validate → apply → unlock.
+import path from "node:path";
 import type { MemoryMode, MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
-import { makeError, type VObject } from "../values.ts";
+import { makeError, type Value, type VObject } from "../values.ts";
+import { nodeFs, type MemoryFs } from "./fsio.ts";
+import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { LEDGER_VERSION, scanTail, serializeEntry, type LedgerEntry, type Provenance } from "./ledger.ts";
+import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
+import { extractBlocks, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, type ParsedDigest } from "./patch.ts";
+import { scanSecrets, type Finding } from "./secrets.ts";
 
 export interface MemoryStoreOptions {
+  /** directory of the entry program: `project` scope and relative `path`s resolve against it */
   entryDir: string;
   homeDir: string;
+  /** longest wait for a key's lock before the call returns `error(kind="locked")` */
   lockTimeoutMs: number;
+  /** token budget for retained facts in the Memory Context */
   budgetTokens: number;
   warn: (message: string) => void;
+  /** age after which a lock left by a dead process is taken over (default 10 s, at least 2 s) */
+  staleMs?: number;
+  /** file layer; tests substitute one that fails */
+  fs?: MemoryFs;
+  /** most ledger bytes read from the end per call (default 1 MiB) */
+  maxScanBytes?: number;
 }
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
 
-export function createMemoryStore(_opts: MemoryStoreOptions): MemoryStore {
+export const SCHEMA_VERSION = 1;
+/** Rough characters per token, for the retained-facts budget. */
+const CHARS_PER_TOKEN = 4;
+const EMPTY_HASH = sha256("");
+
+interface Meta {
+  schema: number;
+  key: string;
+  scope: string;
+  created_at: string;
+  last_used_at: string;
+  last_mode: MemoryMode;
+  digest_sha256: string;
+  /** bumped by every apply; a writer that finds a different value than it loaded refuses to write */
+  generation: number;
+}
+
+/** A write that must not happen; the message says why and that memory is unchanged. */
+class Refused extends Error {}
+
+function code(err: unknown): string {
+  const c = (err as NodeJS.ErrnoException | null)?.code;
+  return c ?? (err as Error)?.message ?? String(err);
+}
+
+export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
+  const fs = opts.fs ?? nodeFs;
+  const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
+  const maxScanBytes = opts.maxScanBytes ?? 1024 * 1024;
+  const retainChars = Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN));
+  const open = new Set<Session>();
+  const reported = new Set<string>();
+
+  class Session implements MemorySession {
+    private done = false;
+    constructor(
+      readonly context: string | null,
+      private readonly mode: MemoryMode,
+      private readonly loc: MemoryLocation,
+      private readonly prov: MemoryProvenance,
+      private readonly lock: HeldLock | null,
+      private readonly state: State | null,
+    ) {}
+
+    async complete(replyText: string): Promise<string> {
+      const { visible, blocks } = extractBlocks(replyText);
+      if (this.done) return visible;
+      this.done = true;
+      try {
+        if (this.mode === "continue" && this.state !== null) await applyReply(this.loc, this.prov, this.state, this.lock, blocks);
+      } catch (err) {
+        warnAt(this.loc, this.prov, err instanceof Refused ? err.message : `memory not updated: ${code(err)}`);
+      } finally {
+        await this.finish();
+      }
+      return visible;
+    }
+
+    async release(): Promise<void> {
+      if (this.done) return;
+      this.done = true;
+      await this.finish();
+    }
+
+    private async finish() {
+      open.delete(this);
+      await this.lock?.release();
+    }
+  }
+
+  interface State {
+    parsed: ParsedDigest;
+    hash: string;
+    meta: Meta | null;
+    ledgerSize: number;
+    seq: number;
+  }
+
+  const paths = (loc: MemoryLocation) => ({
+    digest: path.join(loc.dir, "digest.md"),
+    ledger: path.join(loc.dir, "ledger.jsonl"),
+    meta: path.join(loc.dir, "meta.json"),
+  });
+
+  function label(loc: MemoryLocation) {
+    return `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
+  }
+
+  function warnAt(loc: MemoryLocation, prov: MemoryProvenance | null, message: string) {
+    const where = prov ? `${prov.site.path}:${prov.site.span.line}: ` : "";
+    opts.warn(`${where}${label(loc)}: ${message}`);
+  }
+
+  function provenance(p: MemoryProvenance): Provenance {
+    return { program: p.site.path, line: p.site.span.line, agent: p.agentName, model: p.model, mode: p.mode };
+  }
+
+  async function readMeta(loc: MemoryLocation): Promise<Meta | null> {
+    const raw = await fs.readFile(paths(loc).meta);
+    if (raw === null) return null;
+    try {
+      const m = JSON.parse(raw.toString("utf8")) as Meta;
+      if (typeof m !== "object" || m === null || typeof m.generation !== "number") throw new Error("shape");
+      return m;
+    } catch {
+      warnOnce(loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
+      return null;
+    }
+  }
+
+  function warnOnce(loc: MemoryLocation, what: string, message: string) {
+    const id = `${loc.dir}\0${what}`;
+    if (reported.has(id)) return;
+    reported.add(id);
+    warnAt(loc, null, message);
+  }
+
+  /** Read everything a call needs; in `continue`, first repair what a crash or a hand edit left behind. */
+  async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
+    const p = paths(loc);
+    let raw = await fs.readFile(p.digest);
+    let parsed = parseDigest(raw);
+    let hash = sha256(raw ?? "");
+    const meta = await readMeta(loc);
+    const scan = await scanTail(fs, p.ledger, retainChars, maxScanBytes);
+    for (const off of scan.badLines) {
+      warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable line at byte ${off}; it is kept as is and skipped when recalling facts`);
+    }
+    if (parsed.unusable) warnOnce(loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);
+    for (const note of parsed.notes) warnOnce(loc, `note:${hash}:${note}`, note);
+    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq: scan.last?.seq ?? 0 };
+    if (!writing) return { state, retains: scan.retains };
+
+    const prv = provenance(prov);
+    if (scan.tornBytes > 0) {
+      // an append cut short by a crash: keep every complete line, drop the fragment, say so
+      state.ledgerSize = scan.size - scan.tornBytes;
+      await fs.truncate(p.ledger, state.ledgerSize);
+      await append(loc, state, entry(state, "repair", { reason: `removed ${scan.tornBytes} bytes of an incomplete last line (interrupted write)`, provenance: prv }));
+      warnAt(loc, prov, `repaired ledger.jsonl: removed an incomplete last line (${scan.tornBytes} bytes)`);
+    }
+    const last = scan.last;
+    const known = last?.digest_after ?? meta?.digest_sha256 ?? EMPTY_HASH;
+    if (hash !== known) {
+      if (last?.kind === "patch" && typeof last.digest === "string" && last.digest_before === hash && sha256(parsed.prefix + last.digest) === last.digest_after) {
+        // the ledger has the patch but the crash came before digest.md was replaced: finish it
+        const content = parsed.prefix + last.digest;
+        await fs.writeAtomic(p.digest, content, true);
+        raw = Buffer.from(content, "utf8");
+        parsed = parseDigest(raw);
+        hash = last.digest_after;
+        Object.assign(state, { parsed, hash });
+        await append(loc, state, entry(state, "repair", { reason: `completed the interrupted update of entry ${last.seq}`, provenance: prv }));
+        warnAt(loc, prov, `completed an interrupted memory update (ledger entry ${last.seq})`);
+      } else {
+        await recordExternalEdit(loc, state, prv, known);
+      }
+    }
+    return { state, retains: scan.retains };
+  }
+
+  async function recordExternalEdit(loc: MemoryLocation, state: State, prv: Provenance, before: string) {
+    const { parsed } = state;
+    let digest: string | undefined = parsed.body;
+    let reason = "digest.md was changed outside the runtime";
+    if (parsed.unusable) {
+      digest = undefined;
+      reason += ` (content not recorded: ${parsed.unusable})`;
+    } else {
+      const found = await scanSecrets(parsed.body, []);
+      if (found.length > 0) {
+        digest = undefined;
+        reason += ` (content not recorded: ${describeFindings(found)})`;
+        warnAt(loc, null, `digest.md appears to contain a secret (${describeFindings(found)}); it is still injected because a person wrote it`);
+      }
+    }
+    const e = entry(state, "external_edit", { reason, provenance: prv, digest_before: before });
+    if (digest !== undefined) e.digest = digest;
+    await append(loc, state, e);
+  }
+
+  function entry(state: State, kind: LedgerEntry["kind"], extra: Partial<LedgerEntry>): LedgerEntry {
+    return {
+      v: LEDGER_VERSION,
+      ts: new Date().toISOString(),
+      seq: state.seq + 1,
+      kind,
+      retain: [],
+      digest_before: state.hash,
+      digest_after: state.hash,
+      provenance: null,
+      ...extra,
+    };
+  }
+
+  /** Append one entry as one write + fsync. A failed append is cut back to the previous size. */
+  async function append(loc: MemoryLocation, state: State, e: LedgerEntry): Promise<void> {
+    const line = serializeEntry(e);
+    const file = paths(loc).ledger;
+    try {
+      await fs.append(file, line);
+    } catch (err) {
+      try {
+        const size = await fs.size(file);
+        if (size !== null && size > state.ledgerSize) await fs.truncate(file, state.ledgerSize);
+      } catch {
+        // the torn tail is repaired under the lock on the next call
+      }
+      throw new Refused(`could not append to ledger.jsonl (${code(err)}); memory unchanged`);
+    }
+    state.ledgerSize += line.length;
+    state.seq = e.seq;
+  }
+
+  async function guard(loc: MemoryLocation, lock: HeldLock | null, state: State) {
+    const lost = lock?.compromised();
+    if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
+    if ((await fs.size(loc.dir)) === null) throw new Refused("the memory directory was removed during the call; patch not applied");
+    const meta = await readMeta(loc);
+    if ((meta?.generation ?? 0) !== (state.meta?.generation ?? 0)) {
+      throw new Refused(`another writer updated this memory during the call (generation ${meta?.generation ?? 0}, expected ${state.meta?.generation ?? 0}); patch not applied`);
+    }
+    const size = (await fs.size(paths(loc).ledger)) ?? 0;
+    if (size !== state.ledgerSize) throw new Refused("ledger.jsonl changed during the call (another writer?); patch not applied");
+  }
+
+  async function writeMeta(loc: MemoryLocation, state: State, mode: MemoryMode) {
+    const now = new Date().toISOString();
+    const meta: Meta = {
+      schema: SCHEMA_VERSION,
+      key: loc.key,
+      scope: loc.scope,
+      created_at: state.meta?.created_at ?? now,
+      last_used_at: now,
+      last_mode: mode,
+      digest_sha256: state.hash,
+      generation: (state.meta?.generation ?? 0) + 1,
+    };
+    try {
+      // meta.json is derived (the ledger and digest.md are authoritative), so no fsync
+      await fs.writeAtomic(paths(loc).meta, JSON.stringify(meta, null, 2) + "\n", false);
+      state.meta = meta;
+    } catch (err) {
+      warnAt(loc, null, `meta.json not updated (${code(err)}); digest and ledger are complete and it is rebuilt on the next call`);
+    }
+  }
+
+  async function reject(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null, reason: string) {
+    warnAt(loc, prov, `patch rejected, memory unchanged: ${reason}`);
+    await guard(loc, lock, state);
+    await append(loc, state, entry(state, "rejected", { reason, provenance: provenance(prov) }));
+    await writeMeta(loc, state, prov.mode);
+  }
+
+  async function applyReply(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null, blocks: { body: string; closed: boolean }[]) {
+    if (blocks.length === 0) {
+      await guard(loc, lock, state);
+      await writeMeta(loc, state, prov.mode);
+      return;
+    }
+    if (blocks.length > 1) {
+      return reject(loc, prov, state, lock, `${blocks.length} vvm-memory blocks in one reply; exactly one is accepted, so none was applied`);
+    }
+    const verdict = parsePatch(blocks[0].body, blocks[0].closed, state.parsed.settings.digestLimit);
+    if (!verdict.ok) return reject(loc, prov, state, lock, verdict.reason);
+    const patch = verdict.patch;
+    const found = await scanSecrets(patch.digest, patch.retain);
+    if (found.length > 0) return reject(loc, prov, state, lock, `likely secret found: ${describeFindings(found)}`);
+
+    let newDigest = patch.digest !== undefined && patch.digest !== state.parsed.body ? patch.digest : undefined;
+    const notes: string[] = [];
+    if (newDigest !== undefined && state.parsed.settings.readOnly) {
+      notes.push("digest rewrite refused: digest.md is read_only (front matter)");
+      newDigest = undefined;
+    }
+    if (newDigest !== undefined && state.parsed.unusable) {
+      notes.push(`digest rewrite refused: ${state.parsed.unusable}`);
+      newDigest = undefined;
+    }
+    if (newDigest === undefined && patch.retain.length === 0) {
+      if (notes.length > 0) return reject(loc, prov, state, lock, notes.join("; "));
+      await guard(loc, lock, state);
+      await writeMeta(loc, state, prov.mode);
+      return;
+    }
+    if (notes.length > 0) warnAt(loc, prov, notes.join("; ") + " (retain items kept)");
+
+    const content = newDigest !== undefined ? state.parsed.prefix + newDigest : null;
+    const after = content !== null ? sha256(content) : state.hash;
+    const e = entry(state, "patch", { retain: patch.retain, provenance: provenance(prov), digest_after: after });
+    if (newDigest !== undefined) e.digest = newDigest;
+    if (notes.length > 0) e.reason = notes.join("; ");
+
+    await guard(loc, lock, state);
+    const sizeBefore = state.ledgerSize;
+    await append(loc, state, e);
+    if (content !== null) {
+      const lost = lock?.compromised();
+      if (lost) throw new Refused(`the memory lock was lost before digest.md was written (${lost}); ledger entry ${e.seq} is completed by the next call`);
+      try {
+        await fs.writeAtomic(paths(loc).digest, content, true);
+      } catch (err) {
+        // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
+        try {
+          await fs.truncate(paths(loc).ledger, sizeBefore);
+          state.ledgerSize = sizeBefore;
+          state.seq = e.seq - 1;
+        } catch {
+          throw new Refused(`could not write digest.md (${code(err)}); ledger entry ${e.seq} is completed by the next call`);
+        }
+        throw new Refused(`could not write digest.md (${code(err)}); memory unchanged`);
+      }
+      state.hash = after;
+    }
+    await writeMeta(loc, state, prov.mode);
+  }
+
+  function buildContext(loc: MemoryLocation, state: State, retainsNewestFirst: string[], mode: MemoryMode): string {
+    const { parsed } = state;
+    const limit = parsed.settings.digestLimit;
+    const out: string[] = [`<memory scope="${loc.scope}" key=${JSON.stringify(loc.key)}>`, "## Digest"];
+    if (parsed.unusable) out.push(`(not shown: ${parsed.unusable})`);
+    else out.push(parsed.body.trim() === "" ? "(empty)" : parsed.body.replace(/\s+$/, ""));
+    if (retainsNewestFirst.length > 0) {
+      out.push("", "## Retained facts (oldest first)");
+      for (let i = retainsNewestFirst.length - 1; i >= 0; i--) out.push(`- ${retainsNewestFirst[i].replace(/\s*\n\s*/g, " ")}`);
+    }
+    out.push(
+      "",
+      "## Memory Update Protocol",
+      "This memory persists between calls. To change it, end your reply with exactly one fenced block:",
+      "```vvm-memory",
+      `{"digest": "<the complete new digest; it replaces the current one>", "retain": ["<a short, self-contained fact worth recalling later>"]}`,
+      "```",
+      `Both keys are optional; leave the block out when nothing should change. Limits: digest ${limit} characters; at most ${MAX_RETAIN_ITEMS} retain items of ${MAX_RETAIN_CHARS} characters. Never store secrets (keys, tokens, passwords): a patch containing one is rejected whole. The block is removed from your reply.`,
+    );
+    if (mode === "dry_run") out.push("This call is read-only (dry_run): any vvm-memory block is ignored and nothing is saved.");
+    else if (parsed.settings.readOnly) out.push("The digest is read-only: a new digest is refused; retain items are still saved.");
+    else if (parsed.unusable) out.push("The digest cannot be replaced until a person fixes digest.md; retain items are still saved.");
+    out.push("</memory>");
+    return out.join("\n");
+  }
+
+  const fresh = (): MemorySession => ({
+    context: null,
+    complete: async (reply) => extractBlocks(reply).visible,
+    release: async () => {},
+  });
+
   return {
-    async open(_memory: VObject, _mode: MemoryMode, _prov: MemoryProvenance, _signal: AbortSignal): Promise<MemorySession | VObject> {
-      return makeError("rejected", "agent memory is not implemented yet");
+    async open(memory: VObject, mode: MemoryMode, prov: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject> {
+      let loc: MemoryLocation;
+      try {
+        loc = resolveBinding(memory as Value, opts.entryDir, opts.homeDir);
+      } catch (err) {
+        if (err instanceof BindingError) return makeError("rejected", `invalid memory binding on agent ${prov.agentName}: ${err.message}`);
+        throw err;
+      }
+      if (mode === "fresh") return fresh();
+      const writing = mode === "continue";
+      try {
+        await verifyContainment(loc);
+        if (writing) await fs.mkdirp(loc.dir);
+        else if ((await fs.size(loc.dir)) === null) {
+          // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
+          const state: State = { parsed: parseDigest(null), hash: EMPTY_HASH, meta: null, ledgerSize: 0, seq: 0 };
+          return new Session(buildContext(loc, state, [], mode), mode, loc, prov, null, null);
+        }
+        await verifyContainment(loc);
+      } catch (err) {
+        if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
+        return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
+      }
+      const got = await acquire(loc.dir, opts.lockTimeoutMs, staleMs, signal);
+      if (!got.ok) {
+        switch (got.reason) {
+          case "timeout":
+            return makeError("locked", `${label(loc)} is in use by another call or process; gave up after waiting ${opts.lockTimeoutMs} ms (--lock-timeout)`);
+          case "aborted":
+            return makeError("locked", `${label(loc)}: interrupted while waiting for its lock`);
+          case "error":
+            return makeError("rejected", `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`);
+          default: {
+            const never: never = got;
+            return never;
+          }
+        }
+      }
+      try {
+        const { state, retains } = await load(loc, prov, writing);
+        const session = new Session(buildContext(loc, state, retains, mode), mode, loc, prov, got.lock, state);
+        open.add(session);
+        return session;
+      } catch (err) {
+        await got.lock.release();
+        if (err instanceof Refused) return makeError("rejected", `${label(loc)}: ${err.message}`);
+        return makeError("rejected", `${label(loc)}: cannot load memory (${code(err)})`);
+      }
     },
-    async close() {},
+    async close() {
+      for (const s of [...open]) await s.release();
+    },
   };
+}
+
+function describeFindings(found: Finding[]): string {
+  const parts = found.map((f) => `${f.ruleId.replace("@secretlint/secretlint-rule-", "")}/${f.messageId} in ${f.field} line ${f.line}`);
+  return [...new Set(parts)].join(", ");
 }

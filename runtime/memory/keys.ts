@@ -1,0 +1,168 @@
+// Memory bindings → directories. The key encoding is reversible, lower-case only (safe on
+// case-insensitive file systems), never yields `.`/`..`/separators/NUL/reserved device names,
+// and stays far below the 255-byte name limit. See spec/memory.md §"Key encoding".
+import { createHash } from "node:crypto";
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import type { Value } from "../values.ts";
+
+export type MemoryScope = "project" | "user" | "path";
+
+export interface MemoryLocation {
+  scope: MemoryScope;
+  /** the key as used for identity: NFC-normalised */
+  key: string;
+  /** the directory that holds every memory of this scope (`.vvm/memory`, or the `path`) */
+  root: string;
+  /** `<root>/<escape(key)>` */
+  dir: string;
+}
+
+/** Every encoded name starts with this, so no name is a reserved device name, empty, or starts with `-`. */
+const PREFIX = "k-";
+/** Longest encoded body kept verbatim; longer keys keep a prefix and gain a hash suffix. */
+const MAX_BODY = 160;
+const HASH_MARK = "_h";
+/** Longest accepted key, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 1024;
+
+const PLAIN = /^[a-z0-9-]$/;
+
+/**
+ * `k-` + every UTF-8 byte outside `[a-z0-9-]` written as `_` + two lower-case hex digits.
+ * Keys whose encoding exceeds 160 characters keep the first ≤160 characters (never splitting an
+ * escape) followed by `_h` + 32 hex digits of SHA-256 of the key; `h` is not a hex digit, so a
+ * hashed name never equals a verbatim one. The original key is also stored in meta.json.
+ */
+export function escapeKey(key: string): string {
+  const nfc = key.normalize("NFC");
+  let body = "";
+  for (const byte of Buffer.from(nfc, "utf8")) {
+    const ch = String.fromCharCode(byte);
+    body += byte < 0x80 && PLAIN.test(ch) ? ch : "_" + byte.toString(16).padStart(2, "0");
+  }
+  if (body.length <= MAX_BODY) return PREFIX + body;
+  let cut = MAX_BODY;
+  // do not end inside an `_xx` escape
+  const lastEscape = body.lastIndexOf("_", cut - 1);
+  if (lastEscape >= 0 && lastEscape > cut - 3) cut = lastEscape;
+  const hash = createHash("sha256").update(nfc, "utf8").digest("hex").slice(0, 32);
+  return PREFIX + body.slice(0, cut) + HASH_MARK + hash;
+}
+
+/** The key an encoded name stands for, or null when the name is not ours or was shortened with a hash. */
+export function unescapeKey(name: string): string | null {
+  // macOS may hand back NFD names; ours are ASCII, so normalising changes nothing for valid names
+  const n = name.normalize("NFC");
+  if (!n.startsWith(PREFIX)) return null;
+  const body = n.slice(PREFIX.length);
+  const bytes: number[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch === "_") {
+      const hex = body.slice(i + 1, i + 3);
+      if (!/^[0-9a-f]{2}$/.test(hex)) return null; // `_h…`: shortened name, key lives in meta.json
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else if (PLAIN.test(ch)) {
+      bytes.push(ch.charCodeAt(0));
+    } else {
+      return null;
+    }
+  }
+  const decoded = new TextDecoder("utf-8", { fatal: true });
+  try {
+    return decoded.decode(Uint8Array.from(bytes));
+  } catch {
+    return null;
+  }
+}
+
+export class BindingError extends Error {
+  override name = "BindingError";
+}
+
+function describe(v: Value | undefined): string {
+  if (v === undefined) return "missing";
+  if (v === null) return "unit";
+  if (typeof v === "string") return JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v);
+  if (Array.isArray(v)) return "a list";
+  if (v instanceof Map) return "an object";
+  return typeof v === "object" ? "a function or agent" : String(v);
+}
+
+/**
+ * Validate an agent's `memory` value and resolve its directory, without I/O (`verifyContainment`
+ * does the symlink check). Throws BindingError with a user-facing message.
+ */
+export function resolveBinding(memory: Value, entryDir: string, homeDir: string): MemoryLocation {
+  if (!(memory instanceof Map)) throw new BindingError(`memory must be an object {scope, key}, got ${describe(memory)}`);
+  for (const k of memory.keys()) {
+    if (k !== "scope" && k !== "key" && k !== "path") {
+      throw new BindingError(`memory has an unknown field "${k}" (expected scope, key and, for scope "path", path)`);
+    }
+  }
+  const scope = memory.get("scope");
+  if (scope !== "project" && scope !== "user" && scope !== "path") {
+    throw new BindingError(`memory.scope must be "project", "user" or "path", got ${describe(scope)}`);
+  }
+  const rawKey = memory.get("key");
+  if (typeof rawKey !== "string" || rawKey.length === 0) {
+    throw new BindingError(`memory.key must be a non-empty string, got ${describe(rawKey)}`);
+  }
+  if (/[\uD800-\uDFFF]/u.test(rawKey)) throw new BindingError(`memory.key contains an unpaired surrogate`);
+  const key = rawKey.normalize("NFC");
+  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) {
+    throw new BindingError(`memory.key is ${Buffer.byteLength(key, "utf8")} bytes long; the limit is ${MAX_KEY_BYTES}`);
+  }
+  const p = memory.get("path");
+  let root: string;
+  switch (scope) {
+    case "project":
+    case "user":
+      if (p !== undefined) throw new BindingError(`memory.path is only allowed with scope "path" (scope is "${scope}")`);
+      root = path.join(scope === "project" ? entryDir : homeDir, ".vvm", "memory");
+      break;
+    case "path":
+      if (typeof p !== "string" || p.length === 0) throw new BindingError(`memory.path must be a non-empty string when scope is "path", got ${describe(p)}`);
+      if (p.includes("\0")) throw new BindingError(`memory.path contains a NUL character`);
+      root = path.resolve(entryDir, p);
+      break;
+    default: {
+      const never: never = scope;
+      throw new BindingError(`unknown scope ${String(never)}`);
+    }
+  }
+  const dir = path.join(root, escapeKey(key));
+  assertInside(root, dir);
+  return { scope, key, root, dir };
+}
+
+function assertInside(root: string, target: string): void {
+  const rel = path.relative(root, target);
+  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel) || rel.includes(path.sep)) {
+    throw new BindingError(`memory directory would fall outside ${root}`);
+  }
+}
+
+/** After the directory exists: its real path must still be a direct child of the root's real path (no symlink escapes). */
+export async function verifyContainment(loc: MemoryLocation): Promise<void> {
+  let realRoot: string;
+  let realDir: string;
+  try {
+    realRoot = await realpath(loc.root);
+    realDir = await realpath(loc.dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // nothing there yet: nothing to escape through
+    throw err;
+  }
+  try {
+    assertInside(realRoot, realDir);
+  } catch {
+    throw new BindingError(`memory directory ${loc.dir} resolves to ${realDir}, outside ${realRoot} (symbolic link?)`);
+  }
+}
+
+export function sha256(data: string | Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}

@@ -1,0 +1,196 @@
+// The `vvm-memory` channel: find and strip fenced blocks, parse and check a patch, and split
+// digest.md into its front matter (per-memory settings) and the body that is injected.
+import matter from "gray-matter";
+
+export const DEFAULT_DIGEST_LIMIT = 12_000;
+export const MAX_RETAIN_ITEMS = 20;
+export const MAX_RETAIN_CHARS = 500;
+/** A front-matter `digest_limit` may lower or raise the default, never beyond this. */
+export const MAX_DIGEST_LIMIT = 100_000;
+
+export interface Extracted {
+  /** the reply with every vvm-memory block removed */
+  visible: string;
+  /** block bodies, in order; `closed` false when the reply ended inside the block */
+  blocks: { body: string; closed: boolean }[];
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$/;
+
+/**
+ * Strip every fenced block whose info string is `vvm-memory` (CommonMark fences: ``` or ~~~, three
+ * or more, closed by a fence of the same character at least as long). Blocks quoted inside another
+ * fenced block are content, not patches.
+ */
+export function extractBlocks(text: string): Extracted {
+  if (!text.includes("vvm-memory")) return { visible: text, blocks: [] };
+  const lines = text.split(/(?<=\n)/);
+  const kept: string[] = [];
+  const blocks: Extracted["blocks"] = [];
+  let fence: { ch: string; len: number; memory: boolean; body: string[] } | null = null;
+  for (const line of lines) {
+    const bare = line.replace(/\r?\n$/, "");
+    if (fence === null) {
+      const m = FENCE.exec(bare);
+      if (m && !(m[1][0] === "`" && m[2].includes("`"))) {
+        fence = { ch: m[1][0], len: m[1].length, memory: m[2] === "vvm-memory", body: [] };
+        if (!fence.memory) kept.push(line);
+        continue;
+      }
+      kept.push(line);
+      continue;
+    }
+    const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(bare);
+    if (close && close[1][0] === fence.ch && close[1].length >= fence.len) {
+      if (fence.memory) blocks.push({ body: fence.body.join(""), closed: true });
+      else kept.push(line);
+      fence = null;
+      continue;
+    }
+    if (fence.memory) fence.body.push(line);
+    else kept.push(line);
+  }
+  if (fence?.memory) blocks.push({ body: fence.body.join(""), closed: false });
+  if (blocks.length === 0) return { visible: text, blocks };
+  return { visible: kept.join("").replace(/\n{3,}/g, "\n\n").trim(), blocks };
+}
+
+export interface Patch {
+  digest?: string;
+  retain: string[];
+}
+
+/** A reason a patch was refused. Never quotes the patch: it may hold the very secret being refused. */
+export type Verdict = { ok: true; patch: Patch } | { ok: false; reason: string };
+
+export function parsePatch(body: string, closed: boolean, digestLimit: number): Verdict {
+  if (!closed) return { ok: false, reason: "the vvm-memory block is not closed (no closing ``` fence)" };
+  let x: unknown;
+  try {
+    x = JSON.parse(body);
+  } catch (err) {
+    // V8's message may quote the input; keep only the position
+    const pos = /position (\d+)/.exec(String((err as Error).message));
+    return { ok: false, reason: `the vvm-memory block is not valid JSON${pos ? ` (error at character ${pos[1]})` : ""}` };
+  }
+  if (typeof x !== "object" || x === null || Array.isArray(x)) {
+    return { ok: false, reason: `the vvm-memory block must be a JSON object, got ${x === null ? "null" : Array.isArray(x) ? "an array" : typeof x}` };
+  }
+  const o = x as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => k !== "digest" && k !== "retain");
+  if (unknown.length > 0) {
+    // key names are echoed only when short and plain, so a secret used as a key never reaches the ledger
+    const shown = unknown.map((k) => (/^[A-Za-z_][A-Za-z0-9_]{0,30}$/.test(k) ? `"${k}"` : "(unprintable key)"));
+    return { ok: false, reason: `unknown key${unknown.length > 1 ? "s" : ""} ${shown.join(", ")} in the vvm-memory block (allowed: digest, retain)` };
+  }
+  const patch: Patch = { retain: [] };
+  if ("digest" in o) {
+    const d = o.digest;
+    if (typeof d !== "string") return { ok: false, reason: `"digest" must be a string, got ${jsonType(d)}` };
+    if (d.length > digestLimit) return { ok: false, reason: `"digest" is ${d.length} characters; the limit is ${digestLimit}` };
+    if (d.includes("\0")) return { ok: false, reason: `"digest" contains a NUL character` };
+    if (/^---[ \t]*\r?\n/.test(d)) return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
+    patch.digest = d;
+  }
+  if ("retain" in o) {
+    const r = o.retain;
+    if (!Array.isArray(r)) return { ok: false, reason: `"retain" must be a list of strings, got ${jsonType(r)}` };
+    if (r.length > MAX_RETAIN_ITEMS) return { ok: false, reason: `"retain" has ${r.length} items; the limit is ${MAX_RETAIN_ITEMS}` };
+    for (let i = 0; i < r.length; i++) {
+      const item = r[i] as unknown;
+      if (typeof item !== "string") return { ok: false, reason: `retain[${i}] must be a string, got ${jsonType(item)}` };
+      if (item.trim() === "") return { ok: false, reason: `retain[${i}] is empty` };
+      if (item.length > MAX_RETAIN_CHARS) return { ok: false, reason: `retain[${i}] is ${item.length} characters; the limit is ${MAX_RETAIN_CHARS}` };
+      if (item.includes("\0")) return { ok: false, reason: `retain[${i}] contains a NUL character` };
+    }
+    patch.retain = r as string[];
+  }
+  return { ok: true, patch };
+}
+
+function jsonType(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  return typeof v === "object" ? "an object" : typeof v;
+}
+
+export interface DigestSettings {
+  digestLimit: number;
+  readOnly: boolean;
+}
+
+export interface ParsedDigest {
+  /** the front matter block exactly as written (delimiters included), "" when none */
+  prefix: string;
+  /** what is injected */
+  body: string;
+  settings: DigestSettings;
+  /** why the digest cannot be used (binary, not UTF-8, too large, bad front matter), or null */
+  unusable: string | null;
+  /** problems worth a warning that still leave the digest usable */
+  notes: string[];
+}
+
+// gray-matter can evaluate `---js` front matter; only YAML is accepted here.
+const refuse = () => {
+  throw new Error("only YAML front matter is supported");
+};
+const MATTER_OPTIONS = { engines: { js: refuse, javascript: refuse, coffee: refuse, cson: refuse, coffeescript: refuse } };
+
+/** Hard cap on what is read for injection, independent of the front-matter limit. */
+export const MAX_DIGEST_FILE_BYTES = 1024 * 1024;
+
+export function parseDigest(raw: Buffer | null): ParsedDigest {
+  const out: ParsedDigest = { prefix: "", body: "", settings: { digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false }, unusable: null, notes: [] };
+  if (raw === null || raw.length === 0) return out;
+  if (raw.length > MAX_DIGEST_FILE_BYTES) {
+    out.unusable = `digest.md is ${raw.length} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`;
+    return out;
+  }
+  if (raw.includes(0)) {
+    out.unusable = "digest.md contains NUL bytes (binary file?)";
+    return out;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  } catch {
+    out.unusable = "digest.md is not valid UTF-8";
+    return out;
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  // front matter only when `---` opens the file and a closing `---` line exists: a lone
+  // Markdown rule at the top is body text, not an unterminated settings block
+  if (/^---[ \t]*\r?\n/.test(text) && /\r?\n---[ \t]*(\r?\n|$)/.test(text.slice(3))) {
+    let parsed;
+    try {
+      parsed = matter(text, MATTER_OPTIONS);
+    } catch (err) {
+      out.unusable = `digest.md front matter is not valid YAML (${firstLine((err as Error).message)})`;
+      return out;
+    }
+    out.prefix = text.slice(0, text.length - parsed.content.length);
+    out.body = parsed.content;
+    const data = (parsed.data ?? {}) as Record<string, unknown>;
+    if ("digest_limit" in data) {
+      const n = data.digest_limit;
+      if (typeof n === "number" && Number.isInteger(n) && n > 0 && n <= MAX_DIGEST_LIMIT) out.settings.digestLimit = n;
+      else out.notes.push(`front matter digest_limit must be an integer from 1 to ${MAX_DIGEST_LIMIT}; using ${DEFAULT_DIGEST_LIMIT}`);
+    }
+    if ("read_only" in data) {
+      if (typeof data.read_only === "boolean") out.settings.readOnly = data.read_only;
+      else out.notes.push("front matter read_only must be true or false; treating the digest as read-only");
+      if (typeof data.read_only !== "boolean") out.settings.readOnly = true;
+    }
+  } else {
+    out.body = text;
+  }
+  if (out.body.length > out.settings.digestLimit) {
+    out.unusable = `the digest is ${out.body.length} characters, over its limit of ${out.settings.digestLimit}`;
+  }
+  return out;
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0].slice(0, 120);
+}
