@@ -22,6 +22,8 @@ export interface ModelRequest {
   /** agent name and call label, for sim/script matching and traces */
   agentName: string;
   callName: string | null;
+  /** reply length limit (agent `max_tokens`, else the layer's default) */
+  maxTokens?: number;
   signal: AbortSignal;
 }
 

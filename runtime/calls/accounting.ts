@@ -1,0 +1,91 @@
+// Per-run totals for the summary line, and the live progress line on a terminal.
+import type { Usage } from "../provider.ts";
+
+export class Accounting {
+  calls = 0;
+  failedCalls = 0;
+  callAttempts = 0;
+  judges = 0;
+  failedJudges = 0;
+  judgeAttempts = 0;
+  inputTokens = 0;
+  outputTokens = 0;
+  cacheReadTokens = 0;
+  cacheWriteTokens = 0;
+  /** summed over attempts: time spent waiting on the model */
+  latencyMs = 0;
+  inFlight = 0;
+  /** called whenever `done`/`inFlight` change (the progress line) */
+  onChange: (() => void) | null = null;
+
+  attemptStarted(): void {
+    this.inFlight++;
+    this.onChange?.();
+  }
+
+  attemptEnded(kind: "call" | "judge", usage: Usage | null, latencyMs: number): void {
+    this.inFlight--;
+    if (kind === "call") this.callAttempts++;
+    else this.judgeAttempts++;
+    if (usage) {
+      this.inputTokens += usage.inputTokens;
+      this.outputTokens += usage.outputTokens;
+      this.cacheReadTokens += usage.cacheReadTokens;
+      this.cacheWriteTokens += usage.cacheWriteTokens;
+    }
+    this.latencyMs += latencyMs;
+    this.onChange?.();
+  }
+
+  finished(kind: "call" | "judge", ok: boolean): void {
+    if (kind === "call") {
+      this.calls++;
+      if (!ok) this.failedCalls++;
+    } else {
+      this.judges++;
+      if (!ok) this.failedJudges++;
+    }
+    this.onChange?.();
+  }
+
+  /** One line: calls, judges, tokens in/out, cache reads/writes, total model latency. */
+  summary(provider: string): string {
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    const failed = (n: number) => (n > 0 ? `, ${n} failed` : "");
+    return (
+      `vvm: ${plural(this.calls, "call")} (${plural(this.callAttempts, "attempt")}${failed(this.failedCalls)}), ` +
+      `${plural(this.judges, "judge")} (${plural(this.judgeAttempts, "attempt")}${failed(this.failedJudges)}), ` +
+      `tokens ${this.inputTokens} in / ${this.outputTokens} out, ` +
+      `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ` +
+      `model time ${(this.latencyMs / 1000).toFixed(2)}s [${provider}]`
+    );
+  }
+}
+
+/** `calls 12 done, 3 in flight` redrawn in place on stderr, at most every 100 ms, erased at the end. */
+export class Progress {
+  private last = 0;
+  private shown = false;
+
+  constructor(
+    private readonly acc: Accounting,
+    private readonly write: (s: string) => void,
+  ) {
+    acc.onChange = () => this.draw(false);
+  }
+
+  draw(force: boolean): void {
+    const now = Date.now();
+    if (!force && now - this.last < 100) return;
+    this.last = now;
+    const a = this.acc;
+    this.shown = true;
+    // Cursor back to column 0 afterwards, so any later line overwrites this one.
+    this.write(`\r\x1b[Kvvm: ${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight\r`);
+  }
+
+  clear(): void {
+    this.acc.onChange = null;
+    if (this.shown) this.write("\r\x1b[K");
+  }
+}

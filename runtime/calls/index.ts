@@ -1,0 +1,164 @@
+// The model layer `vvm run` builds: provider selection, the call runtime, memory store, trace file,
+// live progress and the closing summary line. Nothing here writes to stdout.
+import os from "node:os";
+import path from "node:path";
+import pc from "picocolors";
+import type { RunFlags } from "../../src/commands/run.ts";
+import { displayPath } from "../../src/commands/report.ts";
+import { UsageError, useColor, type CliIO } from "../../src/io.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+import { createMemoryStore } from "../memory/index.ts";
+import type { Provider } from "../provider.ts";
+import { noTrace, type TraceSink } from "../trace.ts";
+import { AnthropicProvider } from "../providers/anthropic.ts";
+import { resolveModel } from "../providers/models.ts";
+import { loadScript, ScriptError, ScriptProvider } from "../providers/script.ts";
+import { SimProvider } from "../providers/sim.ts";
+import { Accounting, Progress } from "./accounting.ts";
+import { CallRuntime, DEFAULT_RETRY_TUNING } from "./runtime.ts";
+import { FileTrace } from "./trace-file.ts";
+
+export interface ModelLayer {
+  agents: AgentRuntime;
+  trace: TraceSink;
+  close(): Promise<void>;
+}
+
+export type ModelLayerOptions = RunFlags & { entryPath: string; io: CliIO };
+
+export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
+  const { io } = opts;
+  const color = pc.createColors(useColor(io));
+  const warn = (message: string) => io.stderr.write(`vvm: ${color.yellow("warning")} ${message}\n`);
+  const provider = await selectProvider(opts);
+  const maxTokens = envInt(io.env, "VVM_MAX_TOKENS");
+  const retryBase = envInt(io.env, "VVM_RETRY_BASE_MS", 0);
+
+  let fileTrace: FileTrace | null = null;
+  if (opts.trace) {
+    const file = path.resolve(io.cwd, opts.trace);
+    try {
+      fileTrace = new FileTrace(file);
+    } catch (err) {
+      throw new UsageError(`--trace ${opts.trace}: cannot write the trace file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    fileTrace.emit({
+      type: "run",
+      started_at: new Date().toISOString(),
+      program: opts.entryPath,
+      provider: provider.name,
+      judge_model: resolveModel(opts.judgeModel, io.env),
+    });
+  }
+  const trace: TraceSink = fileTrace ?? noTrace;
+
+  const accounting = new Accounting();
+  const progress = useColor(io) ? new Progress(accounting, (s) => io.stderr.write(s)) : null;
+  const memory = createMemoryStore({
+    entryDir: path.dirname(opts.entryPath),
+    homeDir: io.env.HOME || os.homedir(),
+    lockTimeoutMs: opts.lockTimeout,
+    budgetTokens: opts.memoryBudget,
+    warn,
+  });
+  const agents = new CallRuntime({
+    provider,
+    memory,
+    judgeModel: opts.judgeModel,
+    env: io.env,
+    trace,
+    accounting,
+    maxTokens,
+    retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
+    warn: (message, site) =>
+      io.stderr.write(`${displayPath(site.path, io)}:${site.span.line}:${site.span.col}: ${color.yellow("warning")} ${message}\n`),
+  });
+
+  let closed = false;
+  return {
+    agents,
+    trace,
+    async close() {
+      if (closed) return;
+      closed = true;
+      progress?.clear();
+      try {
+        await memory.close();
+      } finally {
+        if (fileTrace) {
+          fileTrace.emit({ type: "summary", ...summaryFields(accounting) });
+          fileTrace.close();
+        }
+        io.stderr.write(accounting.summary(provider.name) + "\n");
+      }
+    },
+  };
+}
+
+async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
+  const { io } = opts;
+  const key = io.env.ANTHROPIC_API_KEY;
+  let kind = opts.provider;
+  if (opts.script !== undefined) {
+    if (kind !== "auto" && kind !== "script") throw new UsageError(`--script cannot be combined with --provider ${kind}`);
+    kind = "script";
+  }
+  switch (kind) {
+    case "script": {
+      if (opts.script === undefined) throw new UsageError("--provider script needs --script FILE");
+      try {
+        return new ScriptProvider(await loadScript(path.resolve(io.cwd, opts.script), opts.script));
+      } catch (err) {
+        if (err instanceof ScriptError) throw new UsageError(err.message);
+        throw err;
+      }
+    }
+    case "anthropic":
+      if (!key) throw new UsageError("--provider anthropic needs ANTHROPIC_API_KEY in the environment (get a key at https://console.anthropic.com)");
+      return anthropic(io, key);
+    case "sim":
+      return new SimProvider();
+    case "auto":
+      if (key) return anthropic(io, key);
+      io.stderr.write("vvm: ANTHROPIC_API_KEY is not set, so this run is offline (simulated replies); set the key to call Claude\n");
+      return new SimProvider();
+    default: {
+      const never: never = kind;
+      throw new UsageError(`unknown provider ${String(never)}`);
+    }
+  }
+}
+
+function anthropic(io: CliIO, apiKey: string): Provider {
+  // The CLI's environment is the process environment for a real run; tests pass their own.
+  return new AnthropicProvider({
+    apiKey,
+    baseURL: io.env.ANTHROPIC_BASE_URL || undefined,
+    env: io.env,
+    log: (message) => io.stderr.write(`vvm: ${message}\n`),
+  });
+}
+
+function envInt(env: NodeJS.ProcessEnv, name: string, min = 1): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${name}=${raw}: expected a whole number of at least ${min}`);
+  return n;
+}
+
+function summaryFields(a: Accounting) {
+  return {
+    calls: a.calls,
+    call_attempts: a.callAttempts,
+    failed_calls: a.failedCalls,
+    judges: a.judges,
+    judge_attempts: a.judgeAttempts,
+    failed_judges: a.failedJudges,
+    tokens_in: a.inputTokens,
+    tokens_out: a.outputTokens,
+    cache_read: a.cacheReadTokens,
+    cache_write: a.cacheWriteTokens,
+    model_ms: Math.round(a.latencyMs),
+  };
+}

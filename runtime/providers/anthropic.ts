@@ -1,0 +1,227 @@
+// Claude through the official SDK. One attempt per call: the SDK's own retries are off
+// (maxRetries 0) so `retry=` is the only retry policy and its promises hold exactly.
+import Anthropic from "@anthropic-ai/sdk";
+import type {
+  ContentBlock,
+  MessageCreateParamsNonStreaming,
+  TextBlockParam,
+  Tool,
+} from "@anthropic-ai/sdk/resources/messages/messages";
+import {
+  ProviderError,
+  type JudgeModelReply,
+  type JudgeModelRequest,
+  type ModelReply,
+  type ModelRequest,
+  type Provider,
+  type Usage,
+} from "../provider.ts";
+import { resolveModel } from "./models.ts";
+
+/** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
+export const DEFAULT_MAX_TOKENS = 8192;
+/** Judges answer through one small tool call. */
+const JUDGE_MAX_TOKENS = 512;
+/**
+ * The SDK's own per-request timeout. The call layer bounds each attempt itself (timeout=),
+ * so this only has to be long enough never to fire first; passing it also keeps the SDK from
+ * refusing large max_tokens on non-streaming requests.
+ */
+const SDK_TIMEOUT_MS = 60 * 60 * 1000;
+
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  /** undefined: the SDK's default (https://api.anthropic.com) */
+  baseURL: string | undefined;
+  env: NodeJS.ProcessEnv;
+  /** SDK log lines (it logs at "warn" and above by default) */
+  log: (message: string) => void;
+}
+
+export class AnthropicProvider implements Provider {
+  readonly name = "anthropic";
+  private readonly client: Anthropic;
+
+  constructor(private readonly opts: AnthropicProviderOptions) {
+    const log = (level: string) => (msg: string, ...rest: unknown[]) =>
+      opts.log(`anthropic sdk ${level}: ${[msg, ...rest.map((r) => (typeof r === "string" ? r : JSON.stringify(r)))].join(" ")}`);
+    this.client = new Anthropic({
+      apiKey: opts.apiKey,
+      baseURL: opts.baseURL,
+      maxRetries: 0,
+      timeout: SDK_TIMEOUT_MS,
+      logger: { error: log("error"), warn: log("warn"), info: log("info"), debug: log("debug") },
+    });
+  }
+
+  async complete(req: ModelRequest): Promise<ModelReply> {
+    const system: TextBlockParam[] = [];
+    // Both stable blocks are marked: the system prompt stays cached even when the memory context changes.
+    if (req.system !== "") system.push({ type: "text", text: req.system, cache_control: { type: "ephemeral" } });
+    if (req.memoryContext) system.push({ type: "text", text: req.memoryContext, cache_control: { type: "ephemeral" } });
+    const content: TextBlockParam[] = [];
+    if (req.task.trim() !== "") content.push({ type: "text", text: req.task });
+    if (req.input !== null) content.push({ type: "text", text: inputBlock(req.input) });
+    // The API refuses an empty message; a call with neither task text nor input still says so.
+    if (content.length === 0) content.push({ type: "text", text: "(no task text and no input)" });
+
+    const params: MessageCreateParamsNonStreaming = {
+      model: resolveModel(req.model, this.opts.env),
+      max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
+      messages: [{ role: "user", content }],
+    };
+    if (system.length > 0) params.system = system;
+    const msg = await this.send(params, req.signal);
+    if (msg.stop_reason === "refusal") {
+      throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId);
+    }
+    return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId };
+  }
+
+  async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
+    const choosing = req.kind === "choose";
+    const labels = req.labels ?? [];
+    const tool: Tool = choosing
+      ? {
+          name: "choose_option",
+          description: "Report the label of the option that fits best.",
+          input_schema: {
+            type: "object",
+            properties: { label: { type: "string", enum: labels } },
+            required: ["label"],
+          },
+        }
+      : {
+          name: "give_verdict",
+          description: "Report whether the input satisfies the criterion.",
+          input_schema: {
+            type: "object",
+            properties: { verdict: { type: "boolean" } },
+            required: ["verdict"],
+          },
+        };
+    const task = judgeTask(req.kind, req.criterion, labels);
+    const msg = await this.send(
+      {
+        model: resolveModel(req.model, this.opts.env),
+        max_tokens: JUDGE_MAX_TOKENS,
+        system: [{ type: "text", text: choosing ? CHOOSE_SYSTEM : JUDGE_SYSTEM, cache_control: { type: "ephemeral" } }],
+        tools: [tool],
+        tool_choice: { type: "tool", name: tool.name },
+        messages: [{ role: "user", content: [{ type: "text", text: task }, { type: "text", text: inputBlock(req.input) }] }],
+      },
+      req.signal,
+    );
+    // A reply without the forced tool call, or with an answer outside the schema, is "uncertain".
+    const answer = msg.content.find((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use" && b.name === tool.name)
+      ?.input as Record<string, unknown> | undefined;
+    const verdict = !choosing && typeof answer?.verdict === "boolean" ? answer.verdict : null;
+    const label = choosing && typeof answer?.label === "string" && labels.includes(answer.label) ? answer.label : null;
+    return { verdict, label, model: msg.model, usage: msg.usage, requestId: msg.requestId };
+  }
+
+  private async send(params: MessageCreateParamsNonStreaming, signal: AbortSignal) {
+    let msg;
+    try {
+      msg = await this.client.messages.create(params, { signal, maxRetries: 0 });
+    } catch (err) {
+      throw toProviderError(err);
+    }
+    const u = msg.usage;
+    const usage: Usage = {
+      inputTokens: u?.input_tokens ?? 0,
+      outputTokens: u?.output_tokens ?? 0,
+      cacheReadTokens: u?.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+    };
+    const requestId = (msg as { _request_id?: string | null })._request_id ?? null;
+    return { content: msg.content ?? [], model: msg.model ?? params.model, stop_reason: msg.stop_reason, usage, requestId };
+  }
+}
+
+const JUDGE_SYSTEM =
+  "You are the judge inside a program runtime. Decide whether the input satisfies the criterion and answer only " +
+  "through the give_verdict tool. Answer true only when you are confident; when unsure, answer false.";
+const CHOOSE_SYSTEM =
+  "You are the judge inside a program runtime. Pick the option label that best fits the criterion for the input and " +
+  "answer only through the choose_option tool. When options fit equally well, pick the one listed first.";
+
+function judgeTask(kind: JudgeModelRequest["kind"], criterion: string, labels: string[]): string {
+  switch (kind) {
+    case "predicate":
+    case "case":
+      return `Criterion: ${criterion}`;
+    case "require":
+      return `Requirement: ${criterion}`;
+    case "choose":
+      return `Criterion: ${criterion}\n\nOptions, in order: ${labels.map((l) => JSON.stringify(l)).join(", ")}`;
+    default: {
+      const never: never = kind;
+      return never;
+    }
+  }
+}
+
+/** The spec's text encoding of a call input, sent as its own content block. */
+export function inputBlock(serialized: string): string {
+  return `Input:\n---\n${serialized}\n---`;
+}
+
+function textOf(blocks: ContentBlock[]): string {
+  let out = "";
+  for (const b of blocks) if (b.type === "text") out += b.text;
+  return out;
+}
+
+/** SDK failures → the error kinds of LANGUAGE.md §4 (see spec/agent-calls.md for the table). */
+export function toProviderError(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (err instanceof Anthropic.APIUserAbortError) {
+    // The call layer tells a timeout from a cancellation by which signal fired; this is only a fallback.
+    return new ProviderError("timeout", "the request was aborted", true);
+  }
+  if (err instanceof Anthropic.APIConnectionTimeoutError) {
+    return new ProviderError("timeout", "the request timed out", true);
+  }
+  if (err instanceof Anthropic.APIConnectionError) {
+    const cause = err.cause instanceof Error ? `: ${describeCause(err.cause)}` : "";
+    return new ProviderError("spawn_failed", `could not reach the Messages API${cause}`, true);
+  }
+  if (err instanceof Anthropic.APIError && typeof err.status === "number") {
+    const status = err.status;
+    const requestId = err.requestID ?? null;
+    const detail = err.apiMessage ?? err.message;
+    if (status === 429) {
+      return new ProviderError("rejected", `rate limited (HTTP 429): ${detail}`, true, status, requestId, retryAfterMs(err.headers));
+    }
+    if (status >= 500) {
+      const what = status === 529 ? "the API is overloaded" : "the API failed";
+      return new ProviderError("spawn_failed", `${what} (HTTP ${status}): ${detail}`, true, status, requestId, retryAfterMs(err.headers));
+    }
+    return new ProviderError("rejected", `the API refused the request (HTTP ${status}): ${detail}`, false, status, requestId);
+  }
+  if (err instanceof Anthropic.AnthropicError) {
+    return new ProviderError("rejected", `the SDK refused the request: ${err.message}`, false);
+  }
+  // A body cut off mid-response surfaces as a fetch/JSON error after the headers arrived.
+  const message = err instanceof Error ? describeCause(err) : String(err);
+  return new ProviderError("spawn_failed", `the response broke off: ${message}`, true);
+}
+
+function describeCause(e: Error): string {
+  const inner = e.cause instanceof Error ? ` (${e.cause.message})` : "";
+  return `${e.message}${inner}`;
+}
+
+/** `retry-after-ms`, then `retry-after` (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers | undefined | null): number | null {
+  if (!headers) return null;
+  const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  const raw = headers.get("retry-after");
+  if (raw === null) return null;
+  const secs = Number.parseFloat(raw);
+  if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
+  const at = Date.parse(raw);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}

@@ -1,0 +1,336 @@
+// The script provider: ordered rules from a YAML or JSON file (`--script FILE`) answer calls and
+// judges; anything no rule matches falls back to the simulator. Format: spec/agent-calls.md.
+import { readFile } from "node:fs/promises";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
+import { parseDuration } from "../duration.ts";
+import {
+  ProviderError,
+  type JudgeModelReply,
+  type JudgeModelRequest,
+  type ModelReply,
+  type ModelRequest,
+  type Provider,
+  type ProviderErrorKind,
+  type Usage,
+} from "../provider.ts";
+import { SimProvider, ZERO_USAGE } from "./sim.ts";
+
+export type CallKind = "agent" | "predicate" | "case" | "require" | "choose";
+const CALL_KINDS: readonly CallKind[] = ["agent", "predicate", "case", "require", "choose"];
+const JUDGE_KINDS: readonly CallKind[] = ["predicate", "case", "require"];
+
+export type ScriptAnswer =
+  | { type: "reply"; text: string }
+  | { type: "verdict"; verdict: boolean | null }
+  | { type: "label"; label: string }
+  | { type: "error"; kind: ProviderErrorKind; status: number | null; message: string; retryAfterMs: number | null; transient: boolean };
+
+export interface ScriptRule {
+  /** 1-based position in the file, for messages and traces */
+  index: number;
+  line: number;
+  kinds: ReadonlySet<CallKind>;
+  agent: string | null;
+  name: string | null;
+  match: string | null;
+  regex: RegExp | null;
+  input: string | null;
+  answer: ScriptAnswer;
+  delayMs: number;
+  /** uses left; null = unlimited */
+  remaining: number | null;
+  usage: Usage;
+}
+
+/** A mistake in a script file, with a position when the YAML gives one. */
+export class ScriptError extends Error {
+  override name = "ScriptError";
+}
+
+const RULE_FIELDS = ["kind", "agent", "name", "match", "regex", "input", "reply", "verdict", "label", "error", "delay", "times", "usage"];
+const ANSWER_FIELDS = ["reply", "verdict", "label", "error"] as const;
+const ERROR_FIELDS = ["kind", "status", "message", "retry_after", "transient"];
+const USAGE_FIELDS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+
+export async function loadScript(file: string, displayName: string): Promise<ScriptRule[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ScriptError(`${displayName}: cannot read the script file${code ? ` (${code})` : ""}`);
+  }
+  return parseScript(text, displayName);
+}
+
+/** Parse and validate a script strictly: every mistake names the rule, the field and the line. */
+export function parseScript(text: string, displayName: string): ScriptRule[] {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  const at = (node: YamlNode | Pair | null | undefined): string => {
+    const range = node && "range" in node ? node.range : node && "key" in node ? (node.key as YamlNode | null)?.range : undefined;
+    if (!range) return displayName;
+    const { line, col } = lc.linePos(range[0]);
+    return `${displayName}:${line}:${col}`;
+  };
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const { line, col } = lc.linePos(e.pos[0]);
+    throw new ScriptError(`${displayName}:${line}:${col}: not valid YAML or JSON: ${e.message.split("\n")[0]}`);
+  }
+  let root = doc.contents as YamlNode | null;
+  if (isMap(root)) {
+    for (const pair of root.items) {
+      const key = scalarKey(pair);
+      if (key !== "rules") throw new ScriptError(`${at(pair)}: unknown top-level field "${key}" (expected "rules")`);
+    }
+    root = (root.items[0]?.value as YamlNode | null) ?? null;
+  }
+  if (!isSeq(root)) {
+    throw new ScriptError(`${at(root)}: a script is a list of rules, or an object with a "rules" list`);
+  }
+  return root.items.map((item, i) => parseRule(item as YamlNode, i + 1, at, lc));
+}
+
+function scalarKey(pair: Pair): string {
+  return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+}
+
+function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string, lc: LineCounter): ScriptRule {
+  if (!isMap(node)) throw new ScriptError(`${at(node)}: rule ${index}: a rule is an object such as { kind: agent, reply: "..." }`);
+  const line = node.range ? lc.linePos(node.range[0]).line : 0;
+  const fields = new Map<string, Pair>();
+  for (const pair of node.items) {
+    const key = scalarKey(pair);
+    if (!RULE_FIELDS.includes(key)) {
+      throw new ScriptError(`${at(pair)}: rule ${index}: unknown field "${key}" (expected one of: ${RULE_FIELDS.join(", ")})`);
+    }
+    fields.set(key, pair);
+  }
+  const fail = (field: string, message: string): never => {
+    throw new ScriptError(`${at(fields.get(field)?.value as YamlNode | undefined ?? node)}: rule ${index}: ${field}: ${message}`);
+  };
+  const str = (field: string): string | null => {
+    const p = fields.get(field);
+    if (!p) return null;
+    const v = isScalar(p.value) ? p.value.value : undefined;
+    if (typeof v !== "string") fail(field, "expected a string");
+    return v as string;
+  };
+
+  const answers = ANSWER_FIELDS.filter((f) => fields.has(f));
+  if (answers.length !== 1) {
+    throw new ScriptError(
+      `${at(node)}: rule ${index}: give exactly one answer (reply, verdict, label or error)${answers.length ? `, not ${answers.join(" and ")}` : ""}`,
+    );
+  }
+  const answerField = answers[0];
+  let answer: ScriptAnswer;
+  switch (answerField) {
+    case "reply":
+      answer = { type: "reply", text: str("reply") as string };
+      break;
+    case "verdict": {
+      const v = (fields.get("verdict")!.value as YamlNode | null) ?? null;
+      const raw = isScalar(v) ? v.value : undefined;
+      if (raw !== true && raw !== false && raw !== "uncertain") fail("verdict", 'expected true, false or "uncertain"');
+      answer = { type: "verdict", verdict: raw === "uncertain" ? null : (raw as boolean) };
+      break;
+    }
+    case "label":
+      answer = { type: "label", label: str("label") as string };
+      break;
+    case "error":
+      answer = parseErrorAnswer(fields.get("error")!.value as YamlNode, index, at);
+      break;
+    default: {
+      const never: never = answerField;
+      throw new Error(`unreachable: ${String(never)}`);
+    }
+  }
+
+  // Kinds: explicit, else what the answer can answer.
+  let kinds: Set<CallKind>;
+  const kindPair = fields.get("kind");
+  if (kindPair) {
+    const v = kindPair.value as YamlNode;
+    const names = isSeq(v) ? v.items.map((x) => (isScalar(x) ? x.value : x)) : [isScalar(v) ? v.value : v];
+    kinds = new Set();
+    for (const n of names) {
+      if (n === "judge") JUDGE_KINDS.forEach((k) => kinds.add(k));
+      else if (typeof n === "string" && (CALL_KINDS as readonly string[]).includes(n)) kinds.add(n as CallKind);
+      else fail("kind", `unknown kind ${JSON.stringify(n)} (expected ${CALL_KINDS.join(", ")} or judge)`);
+    }
+    if (kinds.size === 0) fail("kind", "give at least one kind");
+  } else {
+    kinds = new Set(answer.type === "reply" ? ["agent"] : answer.type === "verdict" ? JUDGE_KINDS : answer.type === "label" ? ["choose"] : CALL_KINDS);
+  }
+  const bad = (k: CallKind) =>
+    (answer.type === "reply" && k !== "agent") ||
+    (answer.type === "verdict" && !JUDGE_KINDS.includes(k)) ||
+    (answer.type === "label" && k !== "choose");
+  for (const k of kinds) if (bad(k)) fail("kind", `a ${answerField} cannot answer a ${k} call`);
+
+  const agent = str("agent");
+  const name = str("name");
+  if ((agent !== null || name !== null) && [...kinds].some((k) => k !== "agent")) {
+    fail(agent !== null ? "agent" : "name", "only agent calls have an agent name and a call label; add kind: agent");
+  }
+  const match = str("match");
+  const regexText = str("regex");
+  let regex: RegExp | null = null;
+  if (regexText !== null) {
+    try {
+      regex = new RegExp(regexText);
+    } catch (err) {
+      fail("regex", `not a valid regular expression: ${(err as Error).message}`);
+    }
+  }
+  const input = str("input");
+
+  let delayMs = 0;
+  const delayText = fields.has("delay") ? str("delay") : null;
+  if (delayText !== null) {
+    const ms = parseDuration(delayText);
+    if (ms === null) fail("delay", `expected a duration such as "200ms" or "2s", got ${JSON.stringify(delayText)}`);
+    delayMs = ms as number;
+  }
+  let remaining: number | null = null;
+  if (fields.has("times")) {
+    const v = fields.get("times")!.value as YamlNode;
+    const n = isScalar(v) ? v.value : undefined;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) fail("times", "expected a whole number of at least 1");
+    remaining = n as number;
+  }
+  let usage = ZERO_USAGE;
+  if (fields.has("usage")) {
+    const v = fields.get("usage")!.value as YamlNode;
+    if (!isMap(v)) fail("usage", "expected an object such as { input_tokens: 10, output_tokens: 5 }");
+    const u = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
+    for (const p of (v as YAMLMap).items) {
+      const k = scalarKey(p);
+      const n = isScalar(p.value) ? p.value.value : undefined;
+      if (!USAGE_FIELDS.includes(k)) fail("usage", `unknown field "${k}" (expected one of: ${USAGE_FIELDS.join(", ")})`);
+      if (typeof n !== "number" || !Number.isInteger(n) || n < 0) fail("usage", `${k}: expected a whole number of at least 0`);
+      u[k as keyof typeof u] = n as number;
+    }
+    usage = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadTokens: u.cache_read_tokens, cacheWriteTokens: u.cache_write_tokens };
+  }
+  return { index, line, kinds, agent, name, match, regex, input, answer, delayMs, remaining, usage };
+}
+
+function parseErrorAnswer(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptAnswer {
+  const fail = (n: YamlNode | Pair | null | undefined, message: string): never => {
+    throw new ScriptError(`${at(n)}: rule ${index}: error: ${message}`);
+  };
+  if (!isMap(node)) fail(node, 'expected an object such as { kind: rejected, status: 429, retry_after: "1s" }');
+  const m = node as YAMLMap;
+  const values = new Map<string, { pair: Pair; value: unknown }>();
+  for (const p of m.items) {
+    const k = scalarKey(p);
+    if (!ERROR_FIELDS.includes(k)) fail(p, `unknown field "${k}" (expected one of: ${ERROR_FIELDS.join(", ")})`);
+    values.set(k, { pair: p, value: isScalar(p.value) ? p.value.value : p.value });
+  }
+  const kind = values.get("kind")?.value;
+  if (kind !== "spawn_failed" && kind !== "timeout" && kind !== "rejected") {
+    fail(values.get("kind")?.pair ?? node, `kind: expected spawn_failed, timeout or rejected${kind === undefined ? "" : `, got ${JSON.stringify(kind)}`}`);
+  }
+  let status: number | null = null;
+  if (values.has("status")) {
+    const s = values.get("status")!.value;
+    if (typeof s !== "number" || !Number.isInteger(s) || s < 100 || s > 599) fail(values.get("status")!.pair, "status: expected an HTTP status (100–599)");
+    status = s as number;
+  }
+  let retryAfterMs: number | null = null;
+  if (values.has("retry_after")) {
+    const r = values.get("retry_after")!.value;
+    const ms = typeof r === "string" ? parseDuration(r) : null;
+    if (ms === null) fail(values.get("retry_after")!.pair, 'retry_after: expected a duration such as "1s"');
+    retryAfterMs = ms;
+  }
+  const message = values.get("message")?.value ?? `scripted ${String(kind)}${status !== null ? ` (HTTP ${status})` : ""}`;
+  if (typeof message !== "string") fail(values.get("message")!.pair, "message: expected a string");
+  let transient = kind !== "rejected" || status === 429;
+  if (values.has("transient")) {
+    const t = values.get("transient")!.value;
+    if (typeof t !== "boolean") fail(values.get("transient")!.pair, "transient: expected true or false");
+    transient = t as boolean;
+  }
+  return { type: "error", kind: kind as ProviderErrorKind, status, message: message as string, retryAfterMs, transient };
+}
+
+export class ScriptProvider implements Provider {
+  readonly name = "script";
+  private readonly sim = new SimProvider();
+
+  constructor(private readonly rules: ScriptRule[]) {}
+
+  async complete(req: ModelRequest): Promise<ModelReply> {
+    const rule = this.take("agent", req.task, req.input ?? "", req.agentName, req.callName);
+    if (!rule) return this.sim.complete(req);
+    await pause(rule.delayMs, req.signal);
+    const a = rule.answer;
+    if (a.type === "error") throw scriptedError(rule, a);
+    if (a.type !== "reply") throw new Error(`script rule ${rule.index} cannot answer an agent call`); // excluded by validation
+    return { text: a.text, model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
+  }
+
+  async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
+    const rule = this.take(req.kind, req.criterion, req.input, null, null);
+    if (!rule) return this.sim.judge(req);
+    await pause(rule.delayMs, req.signal);
+    const a = rule.answer;
+    const base = { model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
+    switch (a.type) {
+      case "error":
+        throw scriptedError(rule, a);
+      case "verdict":
+        return { ...base, verdict: a.verdict, label: null };
+      case "label":
+        // A label that is not one of the options is an unusable answer, as from a real model.
+        return { ...base, verdict: null, label: req.labels?.includes(a.label) ? a.label : null };
+      case "reply":
+        throw new Error(`script rule ${rule.index} cannot answer a judge`); // excluded by validation
+      default: {
+        const never: never = a;
+        return never;
+      }
+    }
+  }
+
+  /** First live rule that matches; consumes one use synchronously so concurrent calls see a stable order. */
+  private take(kind: CallKind, text: string, input: string, agent: string | null, name: string | null): ScriptRule | null {
+    for (const r of this.rules) {
+      if (r.remaining === 0 || !r.kinds.has(kind)) continue;
+      if (r.agent !== null && r.agent !== agent) continue;
+      if (r.name !== null && r.name !== name) continue;
+      if (r.match !== null && !text.includes(r.match)) continue;
+      if (r.regex !== null && !r.regex.test(text)) continue;
+      if (r.input !== null && !input.includes(r.input)) continue;
+      if (r.remaining !== null) r.remaining--;
+      return r;
+    }
+    return null;
+  }
+}
+
+function scriptedError(rule: ScriptRule, a: Extract<ScriptAnswer, { type: "error" }>): ProviderError {
+  return new ProviderError(a.kind, a.message, a.transient, a.status, `script-rule-${rule.index}`, a.retryAfterMs);
+}
+
+/** A delay that ends early when the attempt is aborted (the call layer reports why). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new ProviderError("timeout", "aborted", true));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ProviderError("timeout", "aborted", true));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,23 @@
+// The offline simulator: deterministic, instant, free. Replies name the agent and the task so a
+// program's data flow stays visible; judges answer "uncertain" (predicates false, choose first).
+import type { JudgeModelReply, JudgeModelRequest, ModelReply, ModelRequest, Provider, Usage } from "../provider.ts";
+
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+/** `[sim:<agent>] <first non-blank line of the task>` */
+export function simReplyText(agentName: string, task: string): string {
+  const line = task.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return `[sim:${agentName}] ${line}`.trimEnd();
+}
+
+export class SimProvider implements Provider {
+  readonly name = "sim";
+
+  async complete(req: ModelRequest): Promise<ModelReply> {
+    return { text: simReplyText(req.agentName, req.task), model: req.model, usage: ZERO_USAGE, requestId: null };
+  }
+
+  async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
+    return { verdict: null, label: null, model: req.model, usage: ZERO_USAGE, requestId: null };
+  }
+}

@@ -1,0 +1,252 @@
+// The anthropic provider through the real SDK against the local Messages API stand-in.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
+import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
+import { VvmRaise } from "../../runtime/values.ts";
+import { startStandin, type Standin } from "../support/standin.ts";
+import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers.ts";
+
+let standin: Standin;
+const sdkLog: string[] = [];
+const provider = () => new AnthropicProvider({ apiKey: "sk-ant-dummy", baseURL: standin.url, env: {}, log: (m) => sdkLog.push(m) });
+
+beforeAll(async () => {
+  standin = await startStandin();
+});
+afterAll(async () => {
+  await standin.stop();
+});
+beforeEach(() => {
+  standin.reset();
+});
+
+describe("agent calls", () => {
+  it("sends the system prompt and input as separate, cache-marked blocks and returns the text", async () => {
+    standin.enqueue({ type: "text", text: "hello back" });
+    const { rt, acc } = harness(provider());
+    const out = await rt.call(callReq(agent("writer", { model: "sonnet", prompt: "You write." }), "Say hello.", new Map([["b", 1], ["a", "x"]])));
+    expect(out).toBe("hello back");
+    const body = standin.requests[0].body;
+    expect(body.model).toBe(MODEL_ALIASES.sonnet);
+    expect(body.max_tokens).toBe(8192);
+    expect(body.system).toEqual([{ type: "text", text: "You write.", cache_control: { type: "ephemeral" } }]);
+    expect(body.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Say hello." },
+          { type: "text", text: 'Input:\n---\n{\n  "a": "x",\n  "b": 1\n}\n---' },
+        ],
+      },
+    ]);
+    expect(body.tools).toBeUndefined();
+    // The key travels in a header (this SDK version sends it as a bearer token).
+    const h = standin.requests[0].headers;
+    expect(h["x-api-key"] ?? h.authorization).toMatch(/sk-ant-dummy/);
+    expect(acc.calls).toBe(1);
+    expect(acc.inputTokens).toBeGreaterThan(0);
+    expect(acc.cacheWriteTokens).toBeGreaterThan(0);
+  });
+
+  it("omits the input block for unit input and the system for an empty prompt; passes unknown models through", async () => {
+    const { rt } = harness(provider());
+    await rt.call(callReq(agent("bare", { model: "my-model-7" }), "Just this.", null));
+    const body = standin.requests[0].body;
+    expect(body.system).toBeUndefined();
+    expect(body.model).toBe("my-model-7");
+    expect(body.messages[0].content).toEqual([{ type: "text", text: "Just this." }]);
+  });
+
+  it("reports cache reads on a repeated prefix and honours agent max_tokens and env model overrides", async () => {
+    const { rt, acc } = harness(provider(), { env: { VVM_MODEL_HAIKU: "claude-haiku-custom" } });
+    const a = agent("w", { model: "haiku", prompt: "A stable prompt.", max_tokens: 300 });
+    await rt.call(callReq(a, "one", null));
+    await rt.call(callReq(a, "two", null));
+    expect(standin.requests[0].body.model).toBe("claude-haiku-custom");
+    expect(standin.requests[0].body.max_tokens).toBe(300);
+    expect(acc.cacheReadTokens).toBeGreaterThan(0);
+  });
+
+  it("sends a memory context as a second cache-marked system block", async () => {
+    const { rt } = harness(provider(), {
+      memory: {
+        async open() {
+          return { context: "MEMORY: likes tea", complete: async (t: string) => t, release: async () => {} };
+        },
+      },
+    });
+    await rt.call(callReq(agent("m", { prompt: "P", memory: new Map([["scope", "project"], ["key", "k"]]) }), "task", null));
+    expect(standin.requests[0].body.system).toEqual([
+      { type: "text", text: "P", cache_control: { type: "ephemeral" } },
+      { type: "text", text: "MEMORY: likes tea", cache_control: { type: "ephemeral" } },
+    ]);
+  });
+
+  it("returns a 1 MB reply whole", async () => {
+    const big = "y".repeat(1024 * 1024);
+    standin.enqueue({ type: "text", text: big });
+    const { rt } = harness(provider());
+    const out = await rt.call(callReq(agent("a"), "big", null));
+    expect(out).toBe(big);
+  });
+});
+
+describe("error values", () => {
+  const cases: [number, string, boolean][] = [
+    [400, "rejected", false],
+    [401, "rejected", false],
+    [403, "rejected", false],
+    [404, "rejected", false],
+    [413, "rejected", false],
+    [422, "rejected", false],
+    [429, "rejected", true],
+    [500, "spawn_failed", true],
+    [503, "spawn_failed", true],
+    [529, "spawn_failed", true],
+  ];
+  for (const [status, kind, retried] of cases) {
+    it(`HTTP ${status} → ${kind}${retried ? " (retried)" : " (never retried)"}`, async () => {
+      standin.setHandler(() => ({ type: "error", status, message: `boom ${status}` }));
+      const { rt } = harness(provider());
+      const out = await rt.call(callReq(agent("a"), "t", null, { retry: 2 }));
+      const e = errorOf(out)!;
+      expect(e.kind).toBe(kind);
+      expect(e.message).toContain(`HTTP ${status}`);
+      expect(e.message).toContain(`boom ${status}`);
+      const data = e.data as Record<string, unknown>;
+      expect(data.status).toBe(status);
+      expect(data.request_id).toMatch(/^req_standin_\d+$/);
+      expect(data.attempts).toBe(retried ? 3 : 1);
+      expect(standin.requests.length).toBe(retried ? 3 : 1);
+    });
+  }
+
+  it("429 twice then success: the result is the reply and retry-after is honoured", async () => {
+    standin.enqueue(
+      { type: "error", status: 429, retryAfter: "0.3" },
+      { type: "error", status: 429, retryAfterMs: 100 },
+      { type: "text", text: "finally" },
+    );
+    const { rt, trace } = harness(provider());
+    const t0 = performance.now();
+    const out = await rt.call(callReq(agent("a"), "t", null, { retry: 2 }));
+    const elapsed = performance.now() - t0;
+    expect(out).toBe("finally");
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    const waits = trace.events.filter((e) => e.type === "call_attempt" && e.ok === false).map((e) => e.retry_in_ms);
+    expect(waits).toEqual([300, 100]);
+  });
+
+  it("retry=0 gives exactly one attempt; the last error wins after retries run out", async () => {
+    standin.setHandler(() => ({ type: "error", status: 529 }));
+    const { rt } = harness(provider());
+    const out = await rt.call(callReq(agent("a"), "t", null));
+    expect(errorOf(out)!.kind).toBe("spawn_failed");
+    expect(standin.requests.length).toBe(1);
+  });
+
+  it("a reset connection and a truncated body are spawn_failed", async () => {
+    standin.enqueue({ type: "reset" }, { type: "truncate" });
+    const { rt } = harness(provider());
+    const a = errorOf(await rt.call(callReq(agent("a"), "t", null)))!;
+    const b = errorOf(await rt.call(callReq(agent("a"), "t", null)))!;
+    expect(a.kind).toBe("spawn_failed");
+    expect(a.message).toMatch(/could not reach the Messages API|broke off/);
+    expect(b.kind).toBe("spawn_failed");
+  });
+
+  it("an unreachable base URL is spawn_failed", async () => {
+    const dead = new AnthropicProvider({ apiKey: "k", baseURL: "http://127.0.0.1:9", env: {}, log: () => {} });
+    const { rt } = harness(dead);
+    const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { retry: 1 })))!;
+    expect(e.kind).toBe("spawn_failed");
+    expect((e.data as Record<string, unknown>).attempts).toBe(2);
+  });
+
+  it("timeout= aborts a slow attempt (the server sees the connection close) and retries it", async () => {
+    standin.enqueue({ type: "hang" }, { type: "text", text: "second try", delayMs: 10 });
+    const { rt } = harness(provider());
+    const t0 = performance.now();
+    const out = await rt.call(callReq(agent("a"), "t", null, { timeout: "200ms", retry: 1 }));
+    expect(out).toBe("second try");
+    expect(performance.now() - t0).toBeLessThan(2000);
+    standin.setHandler(() => ({ type: "hang" }));
+    const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { timeout: "150ms" })))!;
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toContain("150ms");
+  });
+
+  it("cancelling the request's signal ends the call with error(kind=cancelled) at once", async () => {
+    standin.setHandler(() => ({ type: "hang" }));
+    const { rt } = harness(provider());
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const t0 = performance.now();
+    const out = await rt.call(callReq(agent("a"), "t", null, { retry: 3 }, { signal: ac.signal }));
+    expect(errorOf(out)!.kind).toBe("cancelled");
+    expect(performance.now() - t0).toBeLessThan(1500);
+    expect(standin.requests.length).toBe(1);
+  });
+
+  it("a model refusal is rejected", async () => {
+    standin.enqueue({ type: "text", text: "", stopReason: "refusal" });
+    const { rt } = harness(provider());
+    expect(errorOf(await rt.call(callReq(agent("a"), "t", null)))!.kind).toBe("rejected");
+  });
+});
+
+describe("judges", () => {
+  it("predicates use forced tool use with a boolean schema and see the criterion and the input", async () => {
+    standin.enqueue({ type: "tool", input: { verdict: true } });
+    const { rt, acc } = harness(provider(), { judgeModel: "opus" });
+    expect(await rt.judge(judgeReq("predicate", "is about money", "refund please"))).toBe(true);
+    const body = standin.requests[0].body;
+    expect(body.model).toBe(MODEL_ALIASES.opus);
+    expect(body.tool_choice).toEqual({ type: "tool", name: "give_verdict" });
+    expect(body.tools[0].input_schema.properties.verdict).toEqual({ type: "boolean" });
+    expect(body.messages[0].content[0].text).toContain("is about money");
+    expect(body.messages[0].content[1].text).toBe("Input:\n---\nrefund please\n---");
+    expect(acc.judges).toBe(1);
+  });
+
+  it("case and require verdicts; a reply without the tool call or with a wrong type is false", async () => {
+    standin.enqueue(
+      { type: "tool", input: { verdict: true } },
+      { type: "tool", input: { verdict: false } },
+      { type: "no_tool" },
+      { type: "tool", input: { verdict: "yes" } },
+    );
+    const { rt, trace } = harness(provider());
+    expect(await rt.judge(judgeReq("case", "c", 1))).toBe(true);
+    expect(await rt.judge(judgeReq("require", "r", [1, 2]))).toBe(false);
+    expect(await rt.judge(judgeReq("predicate", "p", null))).toBe(false);
+    expect(await rt.judge(judgeReq("predicate", "p", null))).toBe(false);
+    expect(standin.requests[1].body.messages[0].content[0].text).toContain("Requirement: r");
+    expect(trace.events.filter((e) => e.type === "judge").map((e) => e.uncertain)).toEqual([false, false, true, true]);
+  });
+
+  it("choose sends an enum of the labels; an answer outside them picks the first", async () => {
+    standin.enqueue({ type: "tool", input: { label: "facts" } }, { type: "tool", input: { label: "neither" } }, { type: "no_tool" });
+    const { rt } = harness(provider());
+    expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("facts");
+    expect(standin.requests[0].body.tools[0].input_schema.properties.label.enum).toEqual(["apology", "facts"]);
+    expect(standin.requests[0].body.tool_choice).toEqual({ type: "tool", name: "choose_option" });
+    expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("apology");
+    expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("apology");
+  });
+
+  it("a failed judge raises thrown carrying the underlying kind and status, after 3 attempts for transient failures", async () => {
+    standin.setHandler(() => ({ type: "error", status: 500 }));
+    const { rt } = harness(provider());
+    const err = await rt.judge(judgeReq("predicate", "p", 1)).catch((e) => e);
+    expect(err).toBeInstanceOf(VvmRaise);
+    const e = errorOf((err as VvmRaise).value)!;
+    expect(e.kind).toBe("thrown");
+    expect(e.data).toMatchObject({ kind: "spawn_failed", status: 500, attempts: 3 });
+    expect(standin.requests.length).toBe(3);
+
+    standin.reset().setHandler(() => ({ type: "error", status: 401 }));
+    const err2 = await rt.choose(chooseReq("c", 1, ["a", "b"])).catch((e) => e);
+    expect(errorOf((err2 as VvmRaise).value)!.data).toMatchObject({ kind: "rejected", status: 401, attempts: 1 });
+  });
+});

@@ -1,0 +1,235 @@
+// A local stand-in for the Messages API (POST /v1/messages), good enough for the real SDK.
+// Tests queue answers (or install a handler), point the SDK at `url` with a dummy key, and read
+// back the recorded requests. Start and stop it inside each test file.
+import http, { type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  // The request body as the SDK sent it (JSON).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface UsageOverride {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+/** What the stand-in does with one request. `delayMs` waits before answering. */
+export type StandinAction =
+  | { type: "text"; text: string; delayMs?: number; usage?: UsageOverride; stopReason?: string }
+  | { type: "tool"; input: unknown; name?: string; delayMs?: number }
+  /** a judge reply that ignores the forced tool */
+  | { type: "no_tool"; text?: string; delayMs?: number }
+  | { type: "error"; status: number; message?: string; retryAfter?: string; retryAfterMs?: number; delayMs?: number }
+  /** headers and part of the body, then the socket is destroyed */
+  | { type: "truncate"; text?: string; delayMs?: number }
+  /** the connection is destroyed before any response */
+  | { type: "reset"; delayMs?: number }
+  /** never answers; only the client giving up ends it */
+  | { type: "hang" };
+
+export type StandinHandler = (req: RecordedRequest, index: number) => StandinAction | Promise<StandinAction>;
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  529: "overloaded_error",
+};
+
+export class Standin {
+  url = "";
+  readonly requests: RecordedRequest[] = [];
+  /** the most requests in flight at once */
+  maxInFlight = 0;
+  private inFlight = 0;
+  private queue: StandinAction[] = [];
+  private handler: StandinHandler | null = null;
+  private readonly server: http.Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly cached = new Set<string>();
+  private seq = 0;
+
+  constructor() {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    this.server.on("connection", (s) => {
+      this.sockets.add(s);
+      s.on("close", () => this.sockets.delete(s));
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Answers for the next requests, in order; after they run out the handler (or the default) answers. */
+  enqueue(...actions: StandinAction[]): this {
+    this.queue.push(...actions);
+    return this;
+  }
+
+  setHandler(h: StandinHandler | null): this {
+    this.handler = h;
+    return this;
+  }
+
+  reset(): this {
+    this.queue = [];
+    this.handler = null;
+    this.requests.length = 0;
+    this.maxInFlight = 0;
+    this.cached.clear();
+    return this;
+  }
+
+  /** The environment a CLI run needs to use the stand-in through the real SDK. */
+  env(): Record<string, string> {
+    return { ANTHROPIC_API_KEY: "sk-ant-standin-dummy", ANTHROPIC_BASE_URL: this.url };
+  }
+
+  private async handle(req: http.IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: unknown = null;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    } catch {
+      body = null;
+    }
+    const rec: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body };
+    const index = this.requests.length;
+    this.requests.push(rec);
+    if (req.method !== "POST" || !req.url?.startsWith("/v1/messages")) {
+      return send(res, 404, { type: "error", error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } }, this.requestId());
+    }
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      const action = this.queue.shift() ?? (await (this.handler ?? defaultHandler)(rec, index));
+      await this.respond(rec, action, res);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private requestId(): string {
+    return `req_standin_${++this.seq}`;
+  }
+
+  private async respond(rec: RecordedRequest, action: StandinAction, res: ServerResponse): Promise<void> {
+    if (action.type === "hang") {
+      await new Promise<void>((resolve) => res.on("close", resolve));
+      return;
+    }
+    if (action.delayMs) {
+      const gone = await Promise.race([
+        new Promise<boolean>((r) => setTimeout(() => r(false), action.delayMs)),
+        new Promise<boolean>((r) => res.on("close", () => r(true))),
+      ]);
+      if (gone) return;
+    }
+    const id = this.requestId();
+    switch (action.type) {
+      case "text":
+        return send(res, 200, this.message(rec, [{ type: "text", text: action.text }], action.stopReason ?? "end_turn", action.usage), id);
+      case "tool": {
+        const name = action.name ?? rec.body?.tool_choice?.name ?? "tool";
+        return send(res, 200, this.message(rec, [{ type: "tool_use", id: `toolu_${id}`, name, input: action.input }], "tool_use"), id);
+      }
+      case "no_tool":
+        return send(res, 200, this.message(rec, [{ type: "text", text: action.text ?? "I think it probably does." }], "end_turn"), id);
+      case "error": {
+        const headers: Record<string, string> = {};
+        if (action.retryAfter !== undefined) headers["retry-after"] = action.retryAfter;
+        if (action.retryAfterMs !== undefined) headers["retry-after-ms"] = String(action.retryAfterMs);
+        const type = ERROR_TYPES[action.status] ?? (action.status >= 500 ? "api_error" : "invalid_request_error");
+        return send(res, action.status, { type: "error", error: { type, message: action.message ?? `stand-in ${action.status}` } }, id, headers);
+      }
+      case "truncate": {
+        const full = JSON.stringify(this.message(rec, [{ type: "text", text: action.text ?? "x".repeat(4096) }], "end_turn"));
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(full)), "request-id": id });
+        res.write(full.slice(0, Math.floor(full.length / 2)));
+        // Let the partial body reach the client before the connection dies.
+        await new Promise((r) => setTimeout(r, 20));
+        res.socket?.destroy();
+        return;
+      }
+      case "reset":
+        res.socket?.destroy();
+        return;
+      default: {
+        const never: never = action;
+        throw new Error(`unknown stand-in action ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** A Messages API reply; the usage imitates prompt caching of the system blocks. */
+  private message(rec: RecordedRequest, content: unknown[], stopReason: string, usage: UsageOverride = {}) {
+    const body = rec.body ?? {};
+    const system = Array.isArray(body.system) ? body.system : [];
+    const cachedPrefix = system.some((b: { cache_control?: unknown }) => b.cache_control) ? JSON.stringify(system) : null;
+    const prefixTokens = cachedPrefix ? Math.ceil(cachedPrefix.length / 4) : 0;
+    const hit = cachedPrefix !== null && this.cached.has(cachedPrefix);
+    if (cachedPrefix !== null) this.cached.add(cachedPrefix);
+    const total = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+    return {
+      id: `msg_${this.seq}`,
+      type: "message",
+      role: "assistant",
+      model: body.model ?? "unknown",
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: {
+        input_tokens: usage.input_tokens ?? total,
+        output_tokens: usage.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
+        cache_read_input_tokens: usage.cache_read_input_tokens ?? (hit ? prefixTokens : 0),
+        cache_creation_input_tokens: usage.cache_creation_input_tokens ?? (hit ? 0 : prefixTokens),
+      },
+    };
+  }
+}
+
+function send(res: ServerResponse, status: number, payload: unknown, requestId: string, headers: Record<string, string> = {}): void {
+  const data = JSON.stringify(payload);
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(data)), "request-id": requestId, ...headers });
+  res.end(data);
+}
+
+/**
+ * Without a queue or handler: agent calls get `[standin] <first line of the task>`, verdicts are
+ * true and choose picks the LAST label (so runs differ visibly from the simulator).
+ */
+export const defaultHandler: StandinHandler = (req) => {
+  const body = req.body ?? {};
+  const choice = body.tool_choice;
+  if (choice?.type === "tool") {
+    const tool = (body.tools ?? []).find((t: { name: string }) => t.name === choice.name);
+    const labels: string[] | undefined = tool?.input_schema?.properties?.label?.enum;
+    return { type: "tool", input: labels ? { label: labels[labels.length - 1] } : { verdict: true } };
+  }
+  const first = body.messages?.[0]?.content?.[0]?.text ?? "";
+  return { type: "text", text: `[standin] ${String(first).split("\n")[0]}` };
+};
+
+export async function startStandin(): Promise<Standin> {
+  return new Standin().start();
+}
