@@ -30,8 +30,16 @@ export const CODES = {
   W010: "agent uses a skill not imported in its module",
   W011: "empty skills list",
   W020: "unknown agent configuration key",
+  /** project addition: a literal configuration value of the wrong shape (spec/diagnostics.md) */
+  W021: "invalid agent configuration value",
   W030: "unused variable",
   W031: "exported value never assigned",
+  /** project addition: pmap'd function continues a memory shared by every item (spec/diagnostics.md) */
+  W040: "pmap over a shared memory key",
+  /** project addition: agent-call option the runtime ignores (spec/diagnostics.md) */
+  W050: "unknown agent-call option",
+  /** project addition: literal agent-call option value the runtime cannot use (spec/diagnostics.md) */
+  W051: "invalid agent-call option value",
 } as const;
 
 export type Code = keyof typeof CODES;

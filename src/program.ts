@@ -24,4 +24,6 @@ export interface CheckResult {
   skills: Map<string, string>;
   /** all errors and warnings, sorted */
   diagnostics: Diagnostic[];
+  /** text of every file read, including ones the parser could not turn into a tree (for source lines in messages) */
+  sources?: Map<string, string>;
 }

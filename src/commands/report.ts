@@ -7,7 +7,7 @@ import { useColor, type CliIO } from "../io.ts";
 export function printDiagnostics(result: CheckResult, io: CliIO): void {
   const color = useColor(io);
   for (const d of result.diagnostics) {
-    const source = result.modules.get(d.path)?.source ?? null;
+    const source = result.sources?.get(d.path) ?? result.modules.get(d.path)?.source ?? null;
     io.stderr.write(formatDiagnostic(d, source, color, displayPath(d.path, io)) + "\n");
   }
 }

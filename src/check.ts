@@ -1,0 +1,128 @@
+// `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
+// all diagnostics (LANGUAGE.md §13). Never throws for a user's mistake; spec/diagnostics.md lists every code.
+import path from "node:path";
+import type { AgentDecl, Program } from "./ast.ts";
+import { diagnostic, sortDiagnostics, type Diagnostic } from "./diagnostics.ts";
+import type { CheckResult, ModuleInfo } from "./program.ts";
+import { FILE_START, loadProgram, type LoadedModule } from "./resolve/loader.ts";
+import { resolveModule } from "./resolve/resolver.ts";
+import { allDefLocals, moduleNames } from "./resolve/scopes.ts";
+import { SkillRegistry } from "./resolve/skills.ts";
+
+export async function checkProgram(entryPath: string): Promise<CheckResult> {
+  const loaded = await loadProgram(entryPath);
+  const diags: Diagnostic[] = [...loaded.diagnostics];
+  const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
+  const display = (p: string): string => {
+    const rel = path.relative(path.dirname(loaded.entry), p);
+    return rel && !rel.startsWith("..") ? rel : p;
+  };
+
+  // Imported names must be exported (E090); imported values count as used in their module (W030).
+  const externallyUsed = new Map<string, Set<string>>();
+  for (const m of loaded.modules) {
+    for (const [imp, target] of m.imports) {
+      const t = byPath.get(target);
+      if (!imp.isAgent) {
+        let used = externallyUsed.get(target);
+        if (!used) externallyUsed.set(target, (used = new Set()));
+        used.add(imp.name);
+      }
+      if (!t?.program || t.parseFailed) continue; // its own errors are reported; do not cascade
+      const ex = exportsOf(t.program);
+      const spec = imp.path.value;
+      if (imp.isAgent && !ex.agents.has(imp.name)) {
+        const hint = ex.values.has(imp.name) ? ` (it exports a value '${imp.name}': import it without @)` : "";
+        diags.push(diagnostic("E090", `agent '@${imp.name}' is not exported by "${spec}"${hint}`, m.path, imp.nameSpan));
+      } else if (!imp.isAgent && !ex.values.has(imp.name)) {
+        const hint = ex.agents.has(imp.name) ? ` (it exports an agent: import @${imp.name})` : "";
+        diags.push(diagnostic("E090", `'${imp.name}' is not exported by "${spec}"${hint}`, m.path, imp.nameSpan));
+      }
+    }
+  }
+
+  // Skills, in load order: dependencies register before the modules that import them.
+  const registry = new SkillRegistry();
+  const moduleSkills = new Map<string, Set<string>>();
+  for (const m of loaded.modules) {
+    if (m.program) moduleSkills.set(m.path, registry.addModule(m.path, m.program, diags, display));
+  }
+
+  const modules = new Map<string, ModuleInfo>();
+  const sources = new Map<string, string>();
+  for (const m of loaded.modules) {
+    sources.set(m.path, m.source);
+    if (!m.program) continue;
+    const program = m.program;
+    try {
+      if (m.parseFailed) {
+        modules.set(m.path, info(m, program, allDefLocals(program.body), moduleNames(program)));
+        continue;
+      }
+      const importedAgents = new Map<string, AgentDecl | null>();
+      for (const [imp, target] of m.imports) {
+        if (imp.isAgent) importedAgents.set(imp.alias ?? imp.name, agentDeclIn(target, imp.name, byPath, new Set()));
+      }
+      const r = resolveModule(m.path, program, {
+        importedAgents,
+        skills: moduleSkills.get(m.path) ?? new Set(),
+        externallyUsed: externallyUsed.get(m.path) ?? new Set(),
+      });
+      diags.push(...r.diagnostics);
+      modules.set(m.path, info(m, program, r.locals, r.moduleNames));
+    } catch (err) {
+      // Tree walks recurse; absurd nesting that the parser accepted must still end in a diagnostic.
+      if (!(err instanceof RangeError)) throw err;
+      diags.push(diagnostic("E001", "program is nested too deeply to check", m.path, FILE_START));
+    }
+  }
+
+  return { entry: loaded.entry, modules, skills: registry.skills, diagnostics: sortDiagnostics(diags), sources };
+}
+
+function info(m: LoadedModule, program: Program, locals: ModuleInfo["locals"], names: ReadonlySet<string>): ModuleInfo {
+  return { path: m.path, source: m.source, program, locals, moduleNames: names, imports: m.imports };
+}
+
+/** Names a module exports: `export x`, `export @a`, and the keys of `export pack(a, k=v)` (dialect). */
+export function exportsOf(program: Program): { values: Set<string>; agents: Set<string> } {
+  const values = new Set<string>();
+  const agents = new Set<string>();
+  for (const s of program.body) {
+    if (s.kind !== "Export") continue;
+    const t = s.target;
+    switch (t.kind) {
+      case "agent":
+        agents.add(t.name);
+        break;
+      case "name":
+        values.add(t.name);
+        break;
+      case "expr": {
+        const e = t.expr;
+        if (e.kind === "Call" && e.callee.kind === "Name" && e.callee.name === "pack") {
+          for (const a of e.args) if (a.kind === "Name") values.add(a.name);
+          for (const k of e.kwargs) values.add(k.name);
+        }
+        break;
+      }
+      default: {
+        const never: never = t;
+        return never;
+      }
+    }
+  }
+  return { values, agents };
+}
+
+/** The declaration an exported agent name refers to, following re-exported imports. */
+function agentDeclIn(modPath: string, name: string, byPath: Map<string, LoadedModule>, seen: Set<string>): AgentDecl | null {
+  const m = byPath.get(modPath);
+  if (!m?.program || seen.has(modPath)) return null;
+  seen.add(modPath);
+  for (const s of m.program.body) if (s.kind === "AgentDecl" && s.name === name) return s;
+  for (const [imp, target] of m.imports) {
+    if (imp.isAgent && (imp.alias ?? imp.name) === name) return agentDeclIn(target, imp.name, byPath, seen);
+  }
+  return null;
+}

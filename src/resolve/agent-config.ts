@@ -1,0 +1,201 @@
+// Static checks on agent configuration (declarations, `.with(...)`, inline agents) and agent-call options.
+import type { Expr, KwArg, ObjectLit } from "../ast.ts";
+import { parseDuration } from "../../runtime/duration.ts";
+
+/** Portable agent configuration keys (LANGUAGE.md §3); others warn W020 and pass through. */
+export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
+
+/** Portable agent-call options (LANGUAGE.md §4); others warn W050 and are ignored. */
+export const CALL_OPTIONS: ReadonlySet<string> = new Set(["retry", "backoff", "timeout", "name", "memory_mode"]);
+
+export const MEMORY_MODES: ReadonlySet<string> = new Set(["continue", "dry_run", "fresh"]);
+export const MEMORY_SCOPES: ReadonlySet<string> = new Set(["project", "user", "path"]);
+const BACKOFFS: ReadonlySet<string> = new Set(["fixed", "exponential"]);
+
+/** Helper constructors allowed in an agent declaration: pure functions of their (literal) arguments. */
+const CONSTRUCTORS: ReadonlySet<string> = new Set(["perm"]);
+
+/**
+ * The outermost sub-expressions of an agent declaration value that are not configuration literals (E041).
+ * Allowed: unit, booleans, numbers, strings, templates without placeholders, lists and objects of allowed values,
+ * operators over allowed values, and `perm(...)` with allowed arguments. Everything else (names, member access,
+ * indexing, other calls, agent calls, predicates, `it`) computes at run time.
+ */
+export function computedParts(e: Expr, isConstructor: (name: string) => boolean): Expr[] {
+  switch (e.kind) {
+    case "Unit":
+    case "Bool":
+    case "Number":
+    case "String":
+      return [];
+    case "TemplateExpr":
+      return e.template.parts.every((p) => p.kind === "text") ? [] : [e];
+    case "List":
+      return e.items.flatMap((i) => computedParts(i, isConstructor));
+    case "Object":
+      return e.entries.flatMap((en) => computedParts(en.value, isConstructor));
+    case "Binary":
+    case "Logical":
+      return [...computedParts(e.left, isConstructor), ...computedParts(e.right, isConstructor)];
+    case "Not":
+      return computedParts(e.operand, isConstructor);
+    case "Call":
+      if (e.callee.kind === "Name" && CONSTRUCTORS.has(e.callee.name) && isConstructor(e.callee.name)) {
+        return [...e.args, ...e.kwargs.map((k) => k.value)].flatMap((a) => computedParts(a, isConstructor));
+      }
+      return [e];
+    case "Name":
+    case "It":
+    case "Member":
+    case "Index":
+    case "AgentCall":
+    case "Predicate":
+      return [e];
+    default: {
+      const never: never = e;
+      return never;
+    }
+  }
+}
+
+export function describeExpr(e: Expr): string {
+  switch (e.kind) {
+    case "Name":
+      return `the variable '${e.name}'`;
+    case "It":
+      return "'it'";
+    case "Member":
+      return "a member access";
+    case "Index":
+      return "an index";
+    case "Call":
+      return e.callee.kind === "Name" ? `a call to '${e.callee.name}'` : "a function call";
+    case "AgentCall":
+      return "an agent call";
+    case "Predicate":
+      return "a semantic predicate";
+    case "TemplateExpr":
+      return "a template with placeholders";
+    default:
+      return "a computed value";
+  }
+}
+
+/** A literal string value, or null when the expression is not one. */
+export function literalString(e: Expr): string | null {
+  if (e.kind === "String") return e.value;
+  if (e.kind === "TemplateExpr" && e.template.parts.every((p) => p.kind === "text")) {
+    return e.template.parts.map((p) => (p.kind === "text" ? p.value : "")).join("");
+  }
+  return null;
+}
+
+export interface ValueProblem {
+  at: Expr;
+  message: string;
+}
+
+/** W021: a literal configuration value of the wrong shape. Only literals are judged; computed values pass. */
+export function configValueProblems(kw: KwArg): ValueProblem[] {
+  const v = kw.value;
+  switch (kw.name) {
+    case "model":
+    case "prompt":
+      return isNonStringLiteral(v) ? [{ at: v, message: `agent '${kw.name}' should be a string` }] : [];
+    case "skills":
+      if (isNonListLiteral(v)) return [{ at: v, message: "agent 'skills' should be a list of skill names" }];
+      return [];
+    case "memory":
+      return v.kind === "Object" ? memoryProblems(v) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
+    default:
+      return [];
+  }
+}
+
+function memoryProblems(o: ObjectLit): ValueProblem[] {
+  const out: ValueProblem[] = [];
+  const get = (k: string) => o.entries.find((e) => e.key === k);
+  const scope = get("scope");
+  const key = get("key");
+  const pathEntry = get("path");
+  for (const e of o.entries) {
+    if (e.key !== "scope" && e.key !== "key" && e.key !== "path") {
+      out.push({ at: o, message: `unknown memory field '${e.key}' (expected scope, key, path)` });
+    }
+  }
+  let scopeValue: string | null = null;
+  if (!scope) out.push({ at: o, message: "memory needs a 'scope' (\"project\", \"user\" or \"path\")" });
+  else {
+    scopeValue = literalString(scope.value);
+    if (scopeValue !== null && !MEMORY_SCOPES.has(scopeValue)) {
+      out.push({ at: scope.value, message: `memory scope "${scopeValue}" is not "project", "user" or "path"` });
+    } else if (scopeValue === null && isLiteral(scope.value)) {
+      out.push({ at: scope.value, message: "memory scope should be \"project\", \"user\" or \"path\"" });
+    }
+  }
+  if (!key) out.push({ at: o, message: "memory needs a 'key' string" });
+  else {
+    const k = literalString(key.value);
+    if (k === null && isLiteral(key.value)) out.push({ at: key.value, message: "memory key should be a string" });
+    else if (k !== null && k.trim() === "") out.push({ at: key.value, message: "memory key is empty" });
+  }
+  if (scopeValue === "path" && !pathEntry) out.push({ at: o, message: "memory scope \"path\" needs a 'path'" });
+  if (scopeValue !== null && scopeValue !== "path" && pathEntry) {
+    out.push({ at: pathEntry.value, message: `memory 'path' is only used with scope "path"` });
+  }
+  return out;
+}
+
+/** W051: a literal call-option value the runtime cannot use. Computed values are checked at run time. */
+export function optionValueProblem(kw: KwArg): string | null {
+  const v = kw.value;
+  if (!isLiteral(v)) return null;
+  const s = literalString(v);
+  switch (kw.name) {
+    case "retry":
+      if (v.kind !== "Number" || !Number.isInteger(v.value) || v.value < 0) return "retry should be a whole number of retries (0 or more)";
+      return null;
+    case "backoff":
+      return s !== null && BACKOFFS.has(s) ? null : `backoff should be "fixed" or "exponential"`;
+    case "timeout":
+      if (v.kind === "Number") return v.value > 0 ? null : "timeout should be a positive duration such as \"30s\"";
+      if (s === null) return "timeout should be a duration such as \"30s\" or \"5m\"";
+      {
+        const ms = parseDuration(s);
+        if (ms === null) return `timeout "${s}" is not a duration (use ms, s, m or h, e.g. "30s")`;
+        if (ms <= 0) return "timeout should be longer than zero";
+      }
+      return null;
+    case "name":
+      return s !== null ? null : "name should be a string label";
+    case "memory_mode":
+      return s !== null && MEMORY_MODES.has(s) ? null : `memory_mode should be "continue", "dry_run" or "fresh"`;
+    default:
+      return null;
+  }
+}
+
+/** Literal syntax whose value is fully known statically (lists and objects included). */
+function isLiteral(e: Expr): boolean {
+  switch (e.kind) {
+    case "Unit":
+    case "Bool":
+    case "Number":
+    case "String":
+    case "List":
+    case "Object":
+      return true;
+    case "TemplateExpr":
+      return e.template.parts.every((p) => p.kind === "text");
+    default:
+      return false;
+  }
+}
+
+function isNonStringLiteral(e: Expr): boolean {
+  return isLiteral(e) && literalString(e) === null;
+}
+
+function isNonListLiteral(e: Expr): boolean {
+  return isLiteral(e) && e.kind !== "List";
+}

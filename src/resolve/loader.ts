@@ -1,0 +1,108 @@
+// Loading a program's modules: the entry file and every `from "./x.vvm" import ...`, recursively,
+// each parsed once by canonical path (realpath). Missing files, unreadable files and cycles are E090 at the import.
+import path from "node:path";
+import type { FromImport, Program, Span } from "../ast.ts";
+import { diagnostic, type Diagnostic } from "../diagnostics.ts";
+import { parse } from "../../grammar/index.ts";
+import { readSource } from "./source.ts";
+
+export interface LoadedModule {
+  /** canonical absolute path */
+  path: string;
+  source: string;
+  /** null when the parser could not build a tree */
+  program: Program | null;
+  /** the parser reported an error: later phases skip this module to avoid cascades */
+  parseFailed: boolean;
+  /** top-level `from ... import` statements that resolved, with the canonical path they name */
+  imports: Map<FromImport, string>;
+}
+
+export interface LoadResult {
+  /** canonical path of the entry (or the path as given when it cannot be resolved) */
+  entry: string;
+  /** loaded modules, dependencies before the modules that import them (the order they run in) */
+  modules: LoadedModule[];
+  diagnostics: Diagnostic[];
+}
+
+const FILE_START: Span = { line: 1, col: 1, endLine: 1, endCol: 2 };
+
+export async function loadProgram(entryPath: string): Promise<LoadResult> {
+  const diagnostics: Diagnostic[] = [];
+  const abs = path.resolve(entryPath);
+  const first = await readSource(abs);
+  if (!first.ok) {
+    const span = { line: first.line, col: first.col, endLine: first.line, endCol: first.col + 1 };
+    diagnostics.push(diagnostic("E001", `cannot check ${path.basename(abs)}: ${first.reason}`, first.path, span));
+    return { entry: first.path, modules: [], diagnostics };
+  }
+
+  const byPath = new Map<string, LoadedModule>();
+  const order: LoadedModule[] = [];
+  /** modules whose imports are being loaded: a path on this stack imported again is a cycle */
+  const stack: string[] = [];
+
+  const load = async (file: string, source: string): Promise<void> => {
+    const parsed = parseSafely(source, file);
+    diagnostics.push(...parsed.diagnostics);
+    const mod: LoadedModule = {
+      path: file,
+      source,
+      program: parsed.program,
+      parseFailed: parsed.diagnostics.some((d) => d.severity === "error"),
+      imports: new Map(),
+    };
+    byPath.set(file, mod);
+    stack.push(file);
+    for (const s of mod.program?.body ?? []) {
+      if (s.kind !== "FromImport") continue;
+      const spec = s.path.value;
+      if (!/^\.\.?\//.test(spec) && !path.isAbsolute(spec)) {
+        diagnostics.push(diagnostic("E090", `module path "${spec}" must start with ./ or ../ (relative to this file)`, file, s.path.span));
+        continue;
+      }
+      const target = path.resolve(path.dirname(file), spec);
+      const read = byPath.has(target) ? null : await readSource(target);
+      if (read && !read.ok) {
+        const why = read.missing ? `module not found: ${target}` : `cannot load module ${spec}: ${read.reason}`;
+        diagnostics.push(diagnostic("E090", why, file, s.path.span));
+        continue;
+      }
+      const canonical = read ? read.path : target;
+      const cycleStart = stack.indexOf(canonical);
+      if (cycleStart >= 0) {
+        const names = [...stack.slice(cycleStart), canonical].map((p) => displayName(p, abs));
+        diagnostics.push(diagnostic("E090", `import cycle: ${names.join(" → ")}`, file, s.path.span));
+        continue;
+      }
+      mod.imports.set(s, canonical);
+      if (!byPath.has(canonical) && read && read.ok) await load(canonical, read.source);
+    }
+    stack.pop();
+    order.push(mod);
+  };
+
+  await load(first.path, first.source);
+  return { entry: first.path, modules: order, diagnostics };
+}
+
+/** Paths in messages: relative to the entry's directory when inside it. */
+function displayName(p: string, entry: string): string {
+  const rel = path.relative(path.dirname(entry), p);
+  return rel && !rel.startsWith("..") ? rel : p;
+}
+
+/** The parser never throws on user input by contract; a stack overflow on absurd nesting still must not escape. */
+function parseSafely(source: string, file: string): { program: Program | null; diagnostics: Diagnostic[] } {
+  try {
+    return parse(source, file);
+  } catch (err) {
+    if (err instanceof RangeError) {
+      return { program: null, diagnostics: [diagnostic("E001", "program is nested too deeply to parse", file, FILE_START)] };
+    }
+    throw err;
+  }
+}
+
+export { FILE_START };

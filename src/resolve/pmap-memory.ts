@@ -1,0 +1,118 @@
+// W040: a function mapped with `pmap` that continues a memory whose key does not depend on the item.
+// Every concurrent call then queues on one memory lock and writes one shared memory, which is rarely meant.
+import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../ast.ts";
+import { literalString } from "./agent-config.ts";
+import { innerBlocks } from "./scopes.ts";
+import { childExprs, mentionsAny, stmtExprs } from "./walk.ts";
+
+export interface PmapSite {
+  /** the `pmap(items, f)` call */
+  call: Call;
+  /** the function `f` names */
+  def: DefStmt;
+}
+
+export interface PmapWarning {
+  call: AgentCall;
+  span: Span;
+  message: string;
+}
+
+/**
+ * Looks at the agent calls written directly in the mapped function's body (nested `def`s and functions it calls
+ * are not followed). A call is reported when its mode is `continue` (option absent or the literal "continue"),
+ * its agent has memory (`.with(memory=...)`, inline `memory=`, or the declaration's `memory=`), and that memory
+ * expression does not mention the function's first parameter or a local computed from it.
+ */
+export function checkPmapMemory(site: PmapSite, agentDecl: (name: string) => AgentDecl | null): PmapWarning[] {
+  const { def } = site;
+  const param = def.params[0];
+  if (!param) return [];
+  const stmts = flatten(def.body);
+  const tainted = itemDependent(param.name, stmts);
+  const out: PmapWarning[] = [];
+  for (const call of agentCalls(stmts)) {
+    const mode = call.kwargs.find((k) => k.name === "memory_mode");
+    if (mode && literalString(mode.value) !== "continue") continue;
+    const ref = call.agent;
+    let memory: KwArg | undefined;
+    let agentLabel: string;
+    if (ref.kind === "NamedAgent") {
+      agentLabel = `@${ref.name}`;
+      memory = ref.with?.find((k) => k.name === "memory");
+      if (!memory) memory = agentDecl(ref.name)?.kwargs.find((k) => k.name === "memory");
+    } else {
+      agentLabel = "the inline agent";
+      memory = ref.kwargs.find((k) => k.name === "memory");
+    }
+    if (!memory || memory.value.kind === "Unit" || mentionsAny(memory.value, tainted)) continue;
+    const key = describeKey(memory.value);
+    out.push({
+      call,
+      span: ref.span,
+      message:
+        `pmap(…, ${def.name}) at line ${site.call.span.line} runs this memory_mode="continue" call to ${agentLabel} for every item ` +
+        `on one memory (${key}) that does not depend on '${param.name}': the calls queue on its lock and all write the same memory; ` +
+        `use a per-item key (.with(memory={..., key: ... + ${param.name}})) or memory_mode="fresh"/"dry_run" and merge afterwards`,
+    });
+  }
+  return out;
+}
+
+function describeKey(e: Expr): string {
+  if (e.kind === "Object") {
+    const key = e.entries.find((en) => en.key === "key");
+    const k = key ? literalString(key.value) : null;
+    if (k !== null) return `key "${k}"`;
+  }
+  return "a fixed key";
+}
+
+/** Statements of one function body, blocks flattened, nested `def`s left out. */
+function flatten(body: readonly Stmt[]): Stmt[] {
+  const out: Stmt[] = [];
+  const stack: Stmt[] = [...body].reverse();
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if (s.kind === "Def") continue;
+    out.push(s);
+    const blocks = innerBlocks(s);
+    for (let i = blocks.length - 1; i >= 0; i--) stack.push(...[...blocks[i]].reverse());
+  }
+  return out;
+}
+
+/** The parameter and every local whose value is computed from it (to a fixed point, so loops are covered). */
+function itemDependent(param: string, stmts: readonly Stmt[]): Set<string> {
+  const tainted = new Set([param]);
+  let changed = true;
+  while (changed) {
+    changed = false;
+    const add = (name: string): void => {
+      if (!tainted.has(name)) {
+        tainted.add(name);
+        changed = true;
+      }
+    };
+    for (const s of stmts) {
+      if (s.kind === "Assign" && mentionsAny(s.value, tainted)) add(s.target);
+      else if (s.kind === "For" && mentionsAny(s.iter, tainted)) add(s.target);
+      else if (s.kind === "Choose" && mentionsAny(s.subject, tainted)) add(s.binding);
+      else if (s.kind === "Match" && mentionsAny(s.subject, tainted)) {
+        for (const c of s.cases) if (c.pattern.kind === "ErrorBind") add(c.pattern.name);
+      }
+    }
+  }
+  return tainted;
+}
+
+function agentCalls(stmts: readonly Stmt[]): AgentCall[] {
+  const out: AgentCall[] = [];
+  const stack: Expr[] = stmts.flatMap(stmtExprs);
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    if (e.kind === "AgentCall") out.push(e);
+    stack.push(...childExprs(e));
+  }
+  return out.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
+}

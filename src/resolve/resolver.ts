@@ -1,0 +1,519 @@
+// The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
+// (LANGUAGE.md §13) and computes the local-name sets the interpreter scopes by (LANGUAGE.md §6).
+// It collects every problem; it never stops at the first.
+import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../ast.ts";
+import { diagnostic, type Code, type Diagnostic } from "../diagnostics.ts";
+import {
+  AGENT_KEYS,
+  CALL_OPTIONS,
+  computedParts,
+  configValueProblems,
+  describeExpr,
+  literalString,
+  optionValueProblem,
+} from "./agent-config.ts";
+import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
+import { allDefLocals, innerBlocks, moduleNames, scopeBindings, type Binding } from "./scopes.ts";
+import { isStdlibName } from "./stdlib.ts";
+import { childExprs } from "./walk.ts";
+
+/** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */
+export interface ModuleEnv {
+  /** agents imported into this module: alias → the declaration it refers to (null when unresolved) */
+  importedAgents: Map<string, AgentDecl | null>;
+  /** skill names imported by this module (`import "x" from "..."`) */
+  skills: ReadonlySet<string>;
+  /** module-level names other modules import from this one (they count as used for W030) */
+  externallyUsed: ReadonlySet<string>;
+}
+
+export interface ResolveResult {
+  diagnostics: Diagnostic[];
+  locals: Map<DefStmt, ReadonlySet<string>>;
+  moduleNames: ReadonlySet<string>;
+}
+
+class Scope {
+  readonly reads = new Set<string>();
+  /** functions defined directly in this scope, by name (for W040) */
+  readonly defs = new Map<string, DefStmt>();
+  readonly bindings: Binding[];
+  constructor(
+    readonly def: DefStmt | null,
+    readonly parent: Scope | null,
+    readonly names: ReadonlySet<string>,
+    body: readonly Stmt[],
+  ) {
+    this.bindings = scopeBindings(body);
+    if (def) for (const p of def.params) this.bindings.unshift({ name: p.name, span: p.span, kind: "param" });
+  }
+}
+
+interface Ctx {
+  scope: Scope;
+  /** directly in the module body (not in a block, not in a def) */
+  atTop: boolean;
+  inDef: boolean;
+  inLoop: boolean;
+}
+
+export function resolveModule(path: string, program: Program, env: ModuleEnv): ResolveResult {
+  return new Resolver(path, program, env).run();
+}
+
+class Resolver {
+  private readonly diags: Diagnostic[] = [];
+  private readonly locals: Map<DefStmt, ReadonlySet<string>>;
+  private readonly modNames: Set<string>;
+  private readonly agents = new Map<string, AgentDecl | null>();
+  private readonly scopes: Scope[] = [];
+  private readonly pmapSites: PmapSite[] = [];
+  private readonly moduleScope: Scope;
+
+  constructor(
+    private readonly path: string,
+    private readonly program: Program,
+    private readonly env: ModuleEnv,
+  ) {
+    this.locals = allDefLocals(program.body);
+    this.modNames = moduleNames(program);
+    this.moduleScope = this.newScope(null, null, this.modNames, program.body);
+  }
+
+  run(): ResolveResult {
+    this.collectAgents();
+    this.walkBlock(this.program.body, { scope: this.moduleScope, atTop: true, inDef: false, inLoop: false });
+    const warned = new Set<AgentCall>();
+    for (const site of this.pmapSites) {
+      for (const w of checkPmapMemory(site, (name) => this.agentDecl(name))) {
+        if (warned.has(w.call)) continue;
+        warned.add(w.call);
+        this.report("W040", w.message, w.span);
+      }
+    }
+    this.reportUnused();
+    return { diagnostics: this.diags, locals: this.locals, moduleNames: this.modNames };
+  }
+
+  private report(code: Code, message: string, span: Span): void {
+    this.diags.push(diagnostic(code, message, this.path, span));
+  }
+
+  private newScope(def: DefStmt | null, parent: Scope | null, names: ReadonlySet<string>, body: readonly Stmt[]): Scope {
+    const scope = new Scope(def, parent, names, body);
+    this.scopes.push(scope);
+    // Duplicate functions among the defs this scope defines (E021).
+    const seen = new Map<string, Span>();
+    const visit = (stmts: readonly Stmt[]): void => {
+      for (const s of stmts) {
+        if (s.kind === "Def") {
+          const first = seen.get(s.name);
+          if (first) this.report("E021", `function '${s.name}' is already defined at line ${first.line}`, s.nameSpan);
+          else {
+            seen.set(s.name, s.nameSpan);
+            scope.defs.set(s.name, s);
+          }
+          continue;
+        }
+        for (const b of innerBlocks(s)) visit(b);
+      }
+    };
+    visit(body);
+    return scope;
+  }
+
+  // ---------- agents ----------
+
+  /** The agent namespace: declarations (misplaced ones too, to avoid cascades) and agent imports (E020). */
+  private collectAgents(): void {
+    const firstSpan = new Map<string, Span>();
+    const importKeys = new Map<string, string>();
+    const add = (name: string, span: Span, decl: AgentDecl | null, importKey: string | null): void => {
+      const first = firstSpan.get(name);
+      if (first) {
+        // The very same import written twice is harmless.
+        if (importKey !== null && importKeys.get(name) === importKey) return;
+        this.report("E020", `agent '${name}' is already defined at line ${first.line}`, span);
+        return;
+      }
+      firstSpan.set(name, span);
+      if (importKey !== null) importKeys.set(name, importKey);
+      this.agents.set(name, decl);
+    };
+    const visit = (stmts: readonly Stmt[]): void => {
+      for (const s of stmts) {
+        if (s.kind === "AgentDecl") add(s.name, s.nameSpan, s, null);
+        else if (s.kind === "FromImport" && s.isAgent) {
+          const alias = s.alias ?? s.name;
+          add(alias, s.aliasSpan ?? s.nameSpan, this.env.importedAgents.get(alias) ?? null, `${s.path.value}\0${s.name}`);
+        } else if (s.kind === "Def") visit(s.body);
+        else for (const b of innerBlocks(s)) visit(b);
+      }
+    };
+    visit(this.program.body);
+  }
+
+  private agentDecl(name: string): AgentDecl | null {
+    return this.agents.get(name) ?? null;
+  }
+
+  private checkAgentDecl(s: AgentDecl, ctx: Ctx): void {
+    for (const kw of s.kwargs) {
+      if (!AGENT_KEYS.has(kw.name)) {
+        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: model, prompt, skills, permissions, memory)`, kw.nameSpan);
+      }
+      const computed = computedParts(kw.value, (n) => !this.isUserName(n, ctx));
+      for (const c of computed) {
+        this.report(
+          "E041",
+          `agent configuration '${kw.name}' must be a literal, not ${describeExpr(c)}; derive the agent at the call site with .with(...) for run-time values`,
+          c.span,
+        );
+        // Still count names as read so the variable is not also reported unused.
+        this.walkExprReadsOnly(c, ctx);
+      }
+      if (computed.length === 0) this.checkConfigValue(kw, true);
+    }
+  }
+
+  /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
+  private checkConfigValue(kw: KwArg, isDecl: boolean): void {
+    for (const p of configValueProblems(kw)) this.report("W021", p.message, p.at.span);
+    if (kw.name !== "skills" || kw.value.kind !== "List") return;
+    // `.with(skills=[])` deliberately removes skills; only a declaration's empty list is suspicious.
+    if (isDecl && kw.value.items.length === 0) this.report("W011", "empty skills list: remove it or name the skills", kw.value.span);
+    for (const item of kw.value.items) {
+      const name = literalString(item);
+      if (name !== null) {
+        if (!this.env.skills.has(name)) {
+          this.report("W010", `skill '${name}' is not imported in this module (import "${name}" from "...")`, item.span);
+        }
+      } else if (item.kind !== "Name" && computedParts(item, () => true).length === 0) {
+        this.report("W021", "skill names are strings", item.span);
+      }
+    }
+  }
+
+  private checkAgentRef(ref: AgentRef, ctx: Ctx): void {
+    const cfg = ref.kind === "NamedAgent" ? ref.with : ref.kwargs;
+    if (ref.kind === "NamedAgent" && !this.agents.has(ref.name)) {
+      // Dialect: `x = base.with(...)` then `@x` — a variable may hold an agent value.
+      if (!this.useName(ref.name, ctx)) this.report("E040", `unknown agent '@${ref.name}'`, ref.nameSpan);
+    }
+    if (cfg) this.checkCallSiteConfig(cfg, ctx);
+  }
+
+  /** `.with(...)` and inline `@{...}` configuration: any expression is allowed, keys and literals are checked. */
+  private checkCallSiteConfig(kwargs: KwArg[], ctx: Ctx): void {
+    for (const kw of kwargs) {
+      if (!AGENT_KEYS.has(kw.name)) {
+        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: model, prompt, skills, permissions, memory)`, kw.nameSpan);
+      }
+      this.walkExpr(kw.value, ctx);
+      this.checkConfigValue(kw, false);
+    }
+  }
+
+  // ---------- names ----------
+
+  /** Resolve a read of `name` through the scope chain, marking it read. True when a user binding holds it. */
+  private useName(name: string, ctx: Ctx): boolean {
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) {
+      if (s.names.has(name)) {
+        s.reads.add(name);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private isUserName(name: string, ctx: Ctx): boolean {
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) if (s.names.has(name)) return true;
+    return false;
+  }
+
+  private findScope(name: string, ctx: Ctx): Scope | null {
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) if (s.names.has(name)) return s;
+    return null;
+  }
+
+  private checkTemplate(t: Template, ctx: Ctx): void {
+    for (const p of t.parts) {
+      if (p.kind !== "path" || p.names.length === 0) continue;
+      const name = p.names[0];
+      // `{it}` is the parser's business (reserved word); an unbound placeholder at render time is a run-time error.
+      if (name === "it") continue;
+      if (!this.useName(name, ctx) && !isStdlibName(name)) {
+        const where = ctx.inDef ? "a parameter, local, enclosing function's local or module-level name" : "a name assigned in this module, an import or a function";
+        this.report("E051", `unknown placeholder name '${name}' (not ${where})`, p.span);
+      }
+    }
+  }
+
+  private bindCheck(name: string, span: Span): void {
+    if (name === "it") this.report("E060", "'it' cannot be assigned; it is set by with input, match and choose", span);
+  }
+
+  // ---------- statements ----------
+
+  private walkBlock(stmts: readonly Stmt[], ctx: Ctx): void {
+    for (const s of stmts) this.walkStmt(s, ctx);
+  }
+
+  private walkStmt(s: Stmt, ctx: Ctx): void {
+    const inner: Ctx = { ...ctx, atTop: false };
+    switch (s.kind) {
+      case "AgentDecl":
+        if (!ctx.atTop) this.misplaced("agent declarations", s.span);
+        this.checkAgentDecl(s, ctx);
+        return;
+      case "Def": {
+        if (!ctx.atTop && !ctx.inDef) {
+          this.report("E001", "def inside a module-level block: define functions at module level or inside another function", s.span);
+        }
+        this.bindCheck(s.name, s.nameSpan);
+        const seen = new Set<string>();
+        for (const p of s.params) {
+          this.bindCheck(p.name, p.span);
+          if (seen.has(p.name)) this.report("E001", `parameter '${p.name}' appears twice`, p.span);
+          seen.add(p.name);
+        }
+        const scope = this.newScope(s, ctx.scope, this.locals.get(s) ?? new Set(), s.body);
+        this.walkBlock(s.body, { scope, atTop: false, inDef: true, inLoop: false });
+        return;
+      }
+      case "SkillImport":
+        if (!ctx.atTop) this.misplaced("skill imports", s.span);
+        return;
+      case "FromImport":
+        if (!ctx.atTop) this.misplaced("module imports", s.span);
+        if (s.alias !== null && s.aliasSpan) this.bindCheck(s.alias, s.aliasSpan);
+        return;
+      case "Export":
+        if (!ctx.atTop) this.misplaced("exports", s.span);
+        this.checkExport(s.target, ctx);
+        return;
+      case "If":
+        for (const b of s.branches) {
+          this.walkExpr(b.cond, ctx);
+          this.walkBlock(b.body, inner);
+        }
+        if (s.orelse) this.walkBlock(s.orelse, inner);
+        return;
+      case "While":
+        this.walkExpr(s.cond, ctx);
+        this.walkBlock(s.body, { ...inner, inLoop: true });
+        return;
+      case "For":
+        this.walkExpr(s.iter, ctx);
+        this.bindCheck(s.target, s.targetSpan);
+        this.walkBlock(s.body, { ...inner, inLoop: true });
+        return;
+      case "Match":
+        this.walkExpr(s.subject, ctx);
+        for (const c of s.cases) {
+          const p = c.pattern;
+          if (p.kind === "Semantic") this.checkTemplate(p.criterion, ctx);
+          else if (p.kind === "ErrorBind") this.bindCheck(p.name, p.nameSpan);
+          this.walkBlock(c.body, inner);
+        }
+        return;
+      case "Choose":
+        this.walkExpr(s.subject, ctx);
+        this.checkTemplate(s.criterion, ctx);
+        this.bindCheck(s.binding, s.bindingSpan);
+        for (const o of s.options) this.walkBlock(o.body, inner);
+        return;
+      case "Constrain":
+        this.checkConstrain(s.target, s.targetSpan, s.span, ctx);
+        for (const kw of s.kwargs) this.walkExpr(kw.value, ctx);
+        for (const r of s.requires) this.checkTemplate(r.criterion, ctx);
+        return;
+      case "WithInput":
+        this.walkExpr(s.expr, ctx);
+        this.walkBlock(s.body, inner);
+        return;
+      case "Try":
+        if (!s.handler && !s.finalBody) this.report("E082", "try needs an except or a finally block", s.span);
+        this.walkBlock(s.body, inner);
+        if (s.handler) {
+          this.bindCheck(s.handler.name, s.handler.nameSpan);
+          this.walkBlock(s.handler.body, inner);
+        }
+        if (s.finalBody) this.walkBlock(s.finalBody, inner);
+        return;
+      case "Raise":
+        if (s.value) this.walkExpr(s.value, ctx);
+        return;
+      case "Return":
+        if (!ctx.inDef) this.report("E080", "return outside a function", s.span);
+        if (s.value) this.walkExpr(s.value, ctx);
+        return;
+      case "Break":
+      case "Continue":
+        if (!ctx.inLoop) this.report("E081", `${s.kind === "Break" ? "break" : "continue"} outside a loop`, s.span);
+        return;
+      case "Pass":
+        return;
+      case "Assign":
+        this.bindCheck(s.target, s.targetSpan);
+        this.walkExpr(s.value, ctx);
+        return;
+      case "ExprStmt":
+        this.walkExpr(s.expr, ctx);
+        return;
+      default: {
+        const never: never = s;
+        return never;
+      }
+    }
+  }
+
+  private misplaced(what: string, span: Span): void {
+    this.report("E001", `${what} are only allowed at module level`, span);
+  }
+
+  private checkExport(t: ExportTarget, ctx: Ctx): void {
+    switch (t.kind) {
+      case "agent":
+        if (!this.agents.has(t.name)) this.report("E040", `unknown agent '@${t.name}' in export`, t.nameSpan);
+        return;
+      case "name":
+        if (!this.useName(t.name, ctx)) {
+          const hint = this.agents.has(t.name) ? ` ('${t.name}' is an agent: export @${t.name})` : "";
+          this.report("W031", `exported value '${t.name}' is never assigned in this module${hint}`, t.nameSpan);
+        }
+        return;
+      case "expr":
+        this.walkExpr(t.expr, ctx);
+        for (const n of namesIn(t.expr)) {
+          if (!this.isUserName(n.name, ctx) && !isStdlibName(n.name) && !this.agents.has(n.name)) {
+            this.report("W031", `exported value '${n.name}' is never assigned in this module`, n.span);
+          }
+        }
+        return;
+      default: {
+        const never: never = t;
+        return never;
+      }
+    }
+  }
+
+  /** E070: the target must be bound before the statement — earlier in the same scope, a parameter, or outer. */
+  private checkConstrain(name: string, nameSpan: Span, stmtSpan: Span, ctx: Ctx): void {
+    const scope = this.findScope(name, ctx);
+    if (scope) scope.reads.add(name);
+    if (scope && scope !== ctx.scope) return; // a module name or an enclosing function's local
+    if (scope) {
+      const before = scope.bindings.some(
+        (b) =>
+          b.name === name &&
+          (b.kind === "param" || b.kind === "def" || b.kind === "import" || isBefore(b.span, stmtSpan)),
+      );
+      if (before) return;
+      this.report("E070", `constrain on '${name}', which is not bound before this statement`, nameSpan);
+      return;
+    }
+    this.report("E070", `constrain on '${name}', which is never bound`, nameSpan);
+  }
+
+  // ---------- expressions ----------
+
+  private walkExpr(e: Expr, ctx: Ctx): void {
+    switch (e.kind) {
+      case "Name":
+        this.useName(e.name, ctx);
+        return;
+      case "TemplateExpr":
+        this.checkTemplate(e.template, ctx);
+        return;
+      case "AgentCall":
+        this.checkAgentRef(e.agent, ctx);
+        for (const a of e.args) this.walkExpr(a, ctx);
+        for (const kw of e.kwargs) {
+          this.walkExpr(kw.value, ctx);
+          if (!CALL_OPTIONS.has(kw.name)) {
+            this.report("W050", `unknown agent-call option '${kw.name}' is ignored (options: retry, backoff, timeout, name, memory_mode)`, kw.nameSpan);
+          } else {
+            const problem = optionValueProblem(kw);
+            if (problem) this.report("W051", problem, kw.value.span);
+          }
+        }
+        this.checkTemplate(e.template, ctx);
+        return;
+      case "Predicate":
+        if (e.input) this.walkExpr(e.input, ctx);
+        this.checkTemplate(e.criterion, ctx);
+        return;
+      case "Call":
+        this.walkCall(e, ctx);
+        return;
+      default:
+        for (const c of childExprs(e)) this.walkExpr(c, ctx);
+    }
+  }
+
+  private walkCall(e: Call, ctx: Ctx): void {
+    const callee = e.callee;
+    // `base.with(...)` on a declared agent derives an agent value: check its keys like `@base.with(...)`.
+    if (callee.kind === "Member" && callee.name === "with" && callee.object.kind === "Name") {
+      const name = callee.object.name;
+      if (!this.isUserName(name, ctx) && this.agents.has(name)) {
+        for (const a of e.args) this.walkExpr(a, ctx);
+        this.checkCallSiteConfig(e.kwargs, ctx);
+        return;
+      }
+    }
+    if (callee.kind === "Name" && callee.name === "pmap" && !this.isUserName("pmap", ctx)) this.notePmap(e, ctx);
+    for (const c of childExprs(e)) this.walkExpr(c, ctx);
+  }
+
+  private notePmap(e: Call, ctx: Ctx): void {
+    const f = e.args[1] ?? e.kwargs.find((k) => k.name === "f")?.value;
+    if (!f || f.kind !== "Name") return;
+    const scope = this.findScope(f.name, ctx);
+    const def = scope?.defs.get(f.name);
+    // Only when the name is that function and nothing else (not reassigned to another value).
+    if (!scope || !def || scope.bindings.some((b) => b.name === f.name && b.kind !== "def")) return;
+    this.pmapSites.push({ call: e, def });
+  }
+
+  private walkExprReadsOnly(e: Expr, ctx: Ctx): void {
+    for (const n of namesIn(e)) this.useName(n.name, ctx);
+  }
+
+  // ---------- W030 ----------
+
+  private reportUnused(): void {
+    for (const scope of this.scopes) {
+      const reported = new Set<string>();
+      for (const b of scope.bindings) {
+        if (b.kind !== "assign" || reported.has(b.name)) continue;
+        reported.add(b.name);
+        if (b.name.startsWith("_") || b.name === "it" || scope.reads.has(b.name)) continue;
+        if (scope === this.moduleScope && this.env.externallyUsed.has(b.name)) continue;
+        const where = scope.def ? `in '${scope.def.name}'` : "at module level";
+        this.report("W030", `variable '${b.name}' is assigned ${where} but never read`, b.span);
+      }
+    }
+  }
+}
+
+function isBefore(a: Span, b: Span): boolean {
+  return a.line < b.line || (a.line === b.line && a.col < b.col);
+}
+
+/** Every variable reference in an expression (names and placeholder roots), outermost first. */
+function namesIn(e: Expr): { name: string; span: Span }[] {
+  const out: { name: string; span: Span }[] = [];
+  const stack: Expr[] = [e];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (x.kind === "Name") out.push({ name: x.name, span: x.span });
+    if (x.kind === "TemplateExpr") {
+      for (const p of x.template.parts) if (p.kind === "path" && p.names.length > 0) out.push({ name: p.names[0], span: p.span });
+    }
+    stack.push(...childExprs(x));
+  }
+  return out;
+}

@@ -1,0 +1,123 @@
+// Name bindings and local-name sets (LANGUAGE.md §6): which names a `def` or a module binds.
+import type { DefStmt, Program, Span, Stmt } from "../ast.ts";
+
+export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param";
+
+export interface Binding {
+  name: string;
+  span: Span;
+  kind: BindingKind;
+}
+
+/** The statement lists nested inside `s` that share its scope (a `def` body is its own scope, so it is not one). */
+export function innerBlocks(s: Stmt): Stmt[][] {
+  switch (s.kind) {
+    case "If":
+      return s.orelse ? [...s.branches.map((b) => b.body), s.orelse] : s.branches.map((b) => b.body);
+    case "While":
+    case "For":
+    case "WithInput":
+      return [s.body];
+    case "Match":
+      return s.cases.map((c) => c.body);
+    case "Choose":
+      return s.options.map((o) => o.body);
+    case "Try": {
+      const blocks = [s.body];
+      if (s.handler) blocks.push(s.handler.body);
+      if (s.finalBody) blocks.push(s.finalBody);
+      return blocks;
+    }
+    case "Def":
+    case "AgentDecl":
+    case "SkillImport":
+    case "FromImport":
+    case "Export":
+    case "Constrain":
+    case "Raise":
+    case "Return":
+    case "Pass":
+    case "Break":
+    case "Continue":
+    case "Assign":
+    case "ExprStmt":
+      return [];
+    default: {
+      const never: never = s;
+      return never;
+    }
+  }
+}
+
+/** Names one statement binds in its own scope (not those bound inside nested blocks or `def` bodies). */
+export function ownBindings(s: Stmt): Binding[] {
+  switch (s.kind) {
+    case "Assign":
+      return [{ name: s.target, span: s.targetSpan, kind: "assign" }];
+    case "For":
+      return [{ name: s.target, span: s.targetSpan, kind: "for" }];
+    case "Try":
+      return s.handler ? [{ name: s.handler.name, span: s.handler.nameSpan, kind: "except" }] : [];
+    case "Choose":
+      return [{ name: s.binding, span: s.bindingSpan, kind: "choose" }];
+    case "Match": {
+      const out: Binding[] = [];
+      for (const c of s.cases) {
+        if (c.pattern.kind === "ErrorBind") out.push({ name: c.pattern.name, span: c.pattern.nameSpan, kind: "case" });
+      }
+      return out;
+    }
+    case "Def":
+      return [{ name: s.name, span: s.nameSpan, kind: "def" }];
+    case "FromImport":
+      return s.isAgent ? [] : [{ name: s.alias ?? s.name, span: s.aliasSpan ?? s.nameSpan, kind: "import" }];
+    default:
+      return [];
+  }
+}
+
+/** Every binding in a statement list and its nested blocks, in source order, without entering `def` bodies. */
+export function scopeBindings(body: readonly Stmt[]): Binding[] {
+  const out: Binding[] = [];
+  const visit = (stmts: readonly Stmt[]): void => {
+    for (const s of stmts) {
+      out.push(...ownBindings(s));
+      for (const b of innerBlocks(s)) visit(b);
+    }
+  };
+  visit(body);
+  return out;
+}
+
+/** A function's local names: its parameters and every name bound anywhere in its body (`it` is never a name). */
+export function defLocals(def: DefStmt): Set<string> {
+  const names = new Set<string>(def.params.map((p) => p.name));
+  for (const b of scopeBindings(def.body)) names.add(b.name);
+  names.delete("it");
+  return names;
+}
+
+/** Names bound at module level: assignments and other binding targets outside functions, defs, value imports. */
+export function moduleNames(program: Program): Set<string> {
+  const names = new Set<string>();
+  for (const b of scopeBindings(program.body)) names.add(b.name);
+  names.delete("it");
+  return names;
+}
+
+/** Every `def` in a statement list, nested ones included, with its local-name set. */
+export function allDefLocals(body: readonly Stmt[]): Map<DefStmt, ReadonlySet<string>> {
+  const out = new Map<DefStmt, ReadonlySet<string>>();
+  const visit = (stmts: readonly Stmt[]): void => {
+    for (const s of stmts) {
+      if (s.kind === "Def") {
+        out.set(s, defLocals(s));
+        visit(s.body);
+      } else {
+        for (const b of innerBlocks(s)) visit(b);
+      }
+    }
+  };
+  visit(body);
+  return out;
+}
