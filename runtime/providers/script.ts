@@ -169,7 +169,7 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
     (answer.type === "reply" && k !== "agent") ||
     (answer.type === "verdict" && !JUDGE_KINDS.includes(k)) ||
     (answer.type === "label" && k !== "choose");
-  for (const k of kinds) if (bad(k)) fail("kind", `a ${answerField} cannot answer a ${k} call`);
+  for (const k of kinds) if (bad(k)) fail("kind", `a ${answerField} cannot answer ${k === "agent" ? "an" : "a"} ${k} call`);
 
   const agent = str("agent");
   const name = str("name");

@@ -107,7 +107,7 @@ export class Standin {
   private async handle(req: http.IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     } catch {

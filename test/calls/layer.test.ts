@@ -1,0 +1,145 @@
+// createModelLayer: provider selection, command-line mistakes, the offline notice, trace file,
+// summary line and live progress.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createModelLayer, type ModelLayerOptions } from "../../runtime/calls/index.ts";
+import { UsageError, type CliIO } from "../../src/io.ts";
+import { startStandin, type Standin } from "../support/standin.ts";
+import { agent, callReq, judgeReq } from "./helpers.ts";
+
+let dir: string;
+let standin: Standin;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "vvm-layer-"));
+  standin = await startStandin();
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await standin.stop();
+});
+
+function io(env: NodeJS.ProcessEnv = {}, tty = false) {
+  const out = { stdout: "", stderr: "" };
+  const cli: CliIO = {
+    stdout: { write: (s: string) => (out.stdout += s) },
+    stderr: { write: (s: string) => (out.stderr += s) },
+    env: { HOME: dir, ...env },
+    cwd: dir,
+    stderrIsTTY: tty,
+    signal: new AbortController().signal,
+  };
+  return { cli, out };
+}
+
+function opts(cli: CliIO, over: Partial<ModelLayerOptions> = {}): ModelLayerOptions {
+  return {
+    provider: "auto",
+    concurrency: 8,
+    judgeModel: "haiku",
+    lockTimeout: 1000,
+    memoryBudget: 2000,
+    entryPath: path.join(dir, "prog.vvm"),
+    io: cli,
+    ...over,
+  };
+}
+
+describe("provider selection", () => {
+  it("auto without a key runs offline with one notice line; sim says nothing", async () => {
+    const { cli, out } = io();
+    const layer = await createModelLayer(opts(cli));
+    expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toBe("[sim:a] hi");
+    await layer.close();
+    const lines = out.stderr.trimEnd().split("\n");
+    expect(lines[0]).toBe("vvm: ANTHROPIC_API_KEY is not set, so this run is offline (simulated replies); set the key to call Claude");
+    expect(lines).toHaveLength(2);
+    expect(out.stdout).toBe("");
+
+    const quiet = io();
+    await (await createModelLayer(opts(quiet.cli, { provider: "sim" }))).close();
+    expect(quiet.out.stderr).not.toContain("offline");
+  });
+
+  it("auto with a key uses the anthropic provider (here pointed at the stand-in)", async () => {
+    standin.reset().enqueue({ type: "text", text: "from the stand-in" });
+    const { cli, out } = io(standin.env());
+    const layer = await createModelLayer(opts(cli));
+    expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toBe("from the stand-in");
+    await layer.close();
+    expect(out.stderr).toMatch(/^vvm: 1 call \(1 attempt\), 0 judges \(0 attempts\), tokens \d+ in \/ \d+ out, cache 0 read \/ 0 write, model time \d+\.\d\ds \[anthropic\]\n$/);
+  });
+
+  it("command-line mistakes are usage errors", async () => {
+    const { cli } = io();
+    await expect(createModelLayer(opts(cli, { provider: "anthropic" }))).rejects.toThrow(UsageError);
+    await expect(createModelLayer(opts(cli, { provider: "anthropic" }))).rejects.toThrow(/--provider anthropic needs ANTHROPIC_API_KEY/);
+    await expect(createModelLayer(opts(cli, { provider: "script" }))).rejects.toThrow("--provider script needs --script FILE");
+    await expect(createModelLayer(opts(cli, { provider: "sim", script: "x.yaml" }))).rejects.toThrow("--script cannot be combined with --provider sim");
+    await expect(createModelLayer(opts(cli, { script: "missing.yaml" }))).rejects.toThrow("missing.yaml: cannot read the script file (ENOENT)");
+    await writeFile(path.join(dir, "bad.yaml"), "- reply: ok\n- verdict: perhaps\n");
+    await expect(createModelLayer(opts(cli, { script: "bad.yaml" }))).rejects.toThrow('bad.yaml:2:12: rule 2: verdict: expected true, false or "uncertain"');
+    await expect(createModelLayer(opts(cli, { provider: "sim", trace: "no/such/dir/t.jsonl" }))).rejects.toThrow(/--trace no\/such\/dir\/t.jsonl: cannot write the trace file \(ENOENT\)/);
+    const bad = io({ VVM_MAX_TOKENS: "lots" });
+    await expect(createModelLayer(opts(bad.cli, { provider: "sim" }))).rejects.toThrow("VVM_MAX_TOKENS=lots: expected a whole number of at least 1");
+  });
+
+  it("--script implies the script provider", async () => {
+    await writeFile(path.join(dir, "ok.yaml"), "- reply: scripted\n");
+    const { cli, out } = io();
+    const layer = await createModelLayer(opts(cli, { script: "ok.yaml" }));
+    expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toBe("scripted");
+    await layer.close();
+    expect(out.stderr).toContain("[script]");
+    expect(out.stderr).not.toContain("offline");
+  });
+});
+
+describe("trace and summary", () => {
+  it("writes one JSON line per attempt and result, plus run and summary events", async () => {
+    await writeFile(
+      path.join(dir, "t.yaml"),
+      "- { kind: agent, times: 1, error: { kind: spawn_failed, status: 529 } }\n- { kind: agent, reply: ok, usage: { input_tokens: 7, output_tokens: 3, cache_write_tokens: 5 } }\n- { verdict: true }\n",
+    );
+    const { cli, out } = io({ VVM_RETRY_BASE_MS: "1" });
+    const layer = await createModelLayer(opts(cli, { script: "t.yaml", trace: "trace.jsonl" }));
+    expect(layer.trace.enabled).toBe(true);
+    await layer.agents.call(callReq(agent("a"), "hi", null, { retry: 1, name: "first" }));
+    await layer.agents.judge(judgeReq("predicate", "p", 1));
+    layer.trace.emit({ type: "stmt", line: 3 });
+    await layer.close();
+    const events = (await readFile(path.join(dir, "trace.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(events.map((e) => e.type)).toEqual(["run", "call_attempt", "call_attempt", "call", "judge_attempt", "judge", "stmt", "summary"]);
+    expect(events.every((e) => typeof e.t === "number")).toBe(true);
+    expect(events[0]).toMatchObject({ provider: "script", judge_model: "claude-haiku-5-5" });
+    expect(events[1]).toMatchObject({ agent: "a", name: "first", attempt: 1, ok: false, error_kind: "spawn_failed", status: 529 });
+    expect(events[2]).toMatchObject({ attempt: 2, ok: true, tokens_in: 7, tokens_out: 3, cache_write: 5 });
+    expect(events[3]).toMatchObject({ type: "call", attempts: 2, ok: true, reply_chars: 2, site: "/tmp/prog.vvm:1:1" });
+    expect(events[5]).toMatchObject({ type: "judge", kind: "predicate", verdict: true, uncertain: false });
+    expect(events[7]).toMatchObject({ calls: 1, call_attempts: 2, judges: 1, tokens_in: 7, tokens_out: 3, cache_write: 5 });
+    expect(out.stderr).toMatch(/^vvm: 1 call \(2 attempts\), 1 judge \(1 attempt\), tokens 7 in \/ 3 out, cache 0 read \/ 5 write, model time \d+\.\d\ds \[script\]\n$/);
+  });
+
+  it("without --trace the sink is disabled", async () => {
+    const { cli } = io();
+    const layer = await createModelLayer(opts(cli, { provider: "sim" }));
+    expect(layer.trace.enabled).toBe(false);
+    await layer.close();
+  });
+
+  it("shows live progress only on a colour terminal, and erases it at the end", async () => {
+    const tty = io({}, true);
+    const layer = await createModelLayer(opts(tty.cli, { provider: "sim" }));
+    await layer.agents.call(callReq(agent("a"), "hi", null));
+    await layer.close();
+    expect(tty.out.stderr).toContain("in flight");
+    expect(tty.out.stderr).toMatch(/\r\x1b\[K(vvm: 1 call)/);
+
+    const noColor = io({ NO_COLOR: "1" }, true);
+    const l2 = await createModelLayer(opts(noColor.cli, { provider: "sim" }));
+    await l2.agents.call(callReq(agent("a"), "hi", null));
+    await l2.close();
+    expect(noColor.out.stderr).not.toContain("in flight");
+  });
+});
