@@ -75,11 +75,26 @@ export async function scanSecrets(digest: string | undefined, retain: string[]):
     source: { content, filePath: "vvm-memory-patch.md", ext: ".md", contentType: "text" },
     options: { config, maskSecrets: true, noPhysicFilePath: true },
   });
-  return result.messages.map((m) => {
+  const findings = result.messages.map((m) => {
     const at = m.range[0];
     let i = starts.length - 1;
     while (i > 0 && starts[i] > at) i--;
     const before = content.slice(starts[i], at);
     return { ruleId: m.ruleId, messageId: m.messageId, field: parts[i].field, line: before.split("\n").length };
   });
+  // some rules (GCP service-account keys) only look at whole JSON documents
+  for (const p of parts) {
+    if (!/^\s*\{/.test(p.text)) continue;
+    try {
+      JSON.parse(p.text);
+    } catch {
+      continue;
+    }
+    const r = await lint({
+      source: { content: p.text, filePath: "vvm-memory-patch.json", ext: ".json", contentType: "text" },
+      options: { config, maskSecrets: true, noPhysicFilePath: true },
+    });
+    for (const m of r.messages) findings.push({ ruleId: m.ruleId, messageId: m.messageId, field: p.field, line: p.text.slice(0, m.range[0]).split("\n").length });
+  }
+  return findings;
 }

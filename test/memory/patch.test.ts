@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_DIGEST_LIMIT, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch } from "../../runtime/memory/patch.ts";
+
+const block = (body: string, fence = "```") => `${fence}vvm-memory\n${body}\n${fence}\n`;
+
+describe("extractBlocks", () => {
+  it("strips the block and returns its body", () => {
+    const r = extractBlocks(`Hello.\n\n${block('{"retain":["a"]}')}`);
+    expect(r.visible).toBe("Hello.");
+    expect(r.blocks).toEqual([{ body: '{"retain":["a"]}\n', closed: true }]);
+  });
+
+  it("leaves text without blocks untouched", () => {
+    const text = "  spaced\n\n\n\ntext  ";
+    expect(extractBlocks(text)).toEqual({ visible: text, blocks: [] });
+  });
+
+  it("strips every block, in the middle too, with ~~~ and longer fences", () => {
+    const r = extractBlocks(`A\n${block("{}", "~~~~")}B\n${block('{"digest":"x"}', "````")}C`);
+    expect(r.visible).toBe("A\nB\nC");
+    expect(r.blocks.map((b) => b.body)).toEqual(["{}\n", '{"digest":"x"}\n']);
+  });
+
+  it("treats a vvm-memory fence quoted inside another code block as content", () => {
+    const text = "Example:\n````text\n```vvm-memory\n{}\n```\n````\nEnd";
+    expect(extractBlocks(text)).toEqual({ visible: text, blocks: [] });
+  });
+
+  it("strips an unclosed block to the end and marks it", () => {
+    const r = extractBlocks('Answer\n```vvm-memory\n{"digest": "half');
+    expect(r.visible).toBe("Answer");
+    expect(r.blocks).toEqual([{ body: '{"digest": "half', closed: false }]);
+  });
+
+  it("does not close a ``` block with ~~~ or a shorter fence", () => {
+    const r = extractBlocks("````vvm-memory\n{\n```\n}\n````\nafter");
+    expect(r.blocks[0].body).toBe("{\n```\n}\n");
+    expect(r.visible).toBe("after");
+  });
+});
+
+describe("parsePatch", () => {
+  const ok = (body: string) => parsePatch(body, true, DEFAULT_DIGEST_LIMIT);
+
+  it("accepts digest and retain", () => {
+    expect(ok('{"digest":"D","retain":["a","b"]}')).toEqual({ ok: true, patch: { digest: "D", retain: ["a", "b"] } });
+    expect(ok("{}")).toEqual({ ok: true, patch: { retain: [] } });
+  });
+
+  it("rejects malformed JSON without quoting it", () => {
+    const r = ok('{"digest": "sk-secret-value" oops}');
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.reason).toMatch(/not valid JSON/);
+      expect(r.reason).not.toContain("sk-secret");
+      expect(r.reason).not.toContain("oops");
+    }
+  });
+
+  it.each([
+    ["[]", /must be a JSON object, got an array/],
+    ["null", /got null/],
+    ['"text"', /got string/],
+    ['{"digest": 3}', /"digest" must be a string, got number/],
+    ['{"retain": "a"}', /"retain" must be a list of strings, got string/],
+    ['{"retain": ["a", 2]}', /retain\[1\] must be a string, got number/],
+    ['{"retain": [" "]}', /retain\[0\] is empty/],
+    ['{"digest": "a", "notes": "x"}', /unknown key "notes"/],
+    ['{"sk-ant-api03-abcdef": "x"}', /unknown key \(unprintable key\)/],
+    [JSON.stringify({ retain: Array(21).fill("a") }), /21 items; the limit is 20/],
+    [JSON.stringify({ retain: ["a".repeat(501)] }), /retain\[0\] is 501 characters; the limit is 500/],
+    [JSON.stringify({ digest: "---\nread_only: false\n---\nbody" }), /must not begin with front matter/],
+    [JSON.stringify({ digest: "a\0b" }), /NUL/],
+  ])("rejects %s", (body, reason) => {
+    const r = ok(body);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(reason);
+  });
+
+  it("rejects a 2 MB digest and respects a per-memory limit", () => {
+    const big = JSON.stringify({ digest: "x".repeat(2 * 1024 * 1024) });
+    const r = ok(big);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toBe(`"digest" is ${2 * 1024 * 1024} characters; the limit is ${DEFAULT_DIGEST_LIMIT}`);
+    expect(parsePatch(JSON.stringify({ digest: "x".repeat(101) }), true, 100).ok).toBe(false);
+    expect(parsePatch(JSON.stringify({ digest: "x".repeat(100) }), true, 100).ok).toBe(true);
+  });
+
+  it("rejects an unclosed block", () => {
+    expect(parsePatch("{}", false, DEFAULT_DIGEST_LIMIT)).toEqual({ ok: false, reason: expect.stringMatching(/not closed/) });
+  });
+});
+
+describe("parseDigest", () => {
+  const buf = (s: string) => Buffer.from(s, "utf8");
+
+  it("splits YAML front matter from the body and reads settings", () => {
+    const d = parseDigest(buf("---\nread_only: true\ndigest_limit: 500\n---\n## Stable\n- fact\n"));
+    expect(d.prefix).toBe("---\nread_only: true\ndigest_limit: 500\n---\n");
+    expect(d.body).toBe("## Stable\n- fact\n");
+    expect(d.settings).toEqual({ readOnly: true, digestLimit: 500 });
+    expect(d.unusable).toBeNull();
+  });
+
+  it("treats a lone leading rule as body text", () => {
+    const d = parseDigest(buf("---\njust a rule above\n"));
+    expect(d.prefix).toBe("");
+    expect(d.body).toBe("---\njust a rule above\n");
+  });
+
+  it("never evaluates JavaScript front matter", () => {
+    const g = globalThis as { pwned?: boolean };
+    const d = parseDigest(buf("---js\n{ x: (globalThis.pwned = true) }\n---\nbody"));
+    expect(g.pwned).toBeUndefined();
+    // only a bare `---` line opens front matter, so `---js` is plain body text
+    expect(d.prefix).toBe("");
+    expect(d.body).toMatch(/^---js/);
+  });
+
+  it("reports bad settings and bad YAML", () => {
+    expect(parseDigest(buf("---\ndigest_limit: lots\n---\nb")).notes[0]).toMatch(/digest_limit must be an integer/);
+    expect(parseDigest(buf("---\nread_only: maybe\n---\nb")).settings.readOnly).toBe(true);
+    expect(parseDigest(buf("---\n: [unclosed\n---\nb")).unusable).toMatch(/not valid YAML/);
+  });
+
+  it("marks binary, non-UTF-8, oversize and over-limit digests unusable", () => {
+    expect(parseDigest(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01])).unusable).toMatch(/NUL bytes/);
+    expect(parseDigest(Buffer.from([0x61, 0xff, 0xfe, 0x62])).unusable).toMatch(/not valid UTF-8/);
+    expect(parseDigest(Buffer.alloc(MAX_DIGEST_FILE_BYTES + 1, 0x61)).unusable).toMatch(/over the 1048576-byte cap/);
+    expect(parseDigest(buf("y".repeat(DEFAULT_DIGEST_LIMIT + 1))).unusable).toMatch(/over its limit of 12000/);
+    expect(parseDigest(buf("---\ndigest_limit: 20000\n---\n" + "y".repeat(DEFAULT_DIGEST_LIMIT + 1))).unusable).toBeNull();
+  });
+});
