@@ -6,7 +6,6 @@ import { activeRules, scanSecrets } from "../../runtime/memory/secrets.ts";
 // Samples are assembled at run time so this file itself holds no token-shaped strings.
 const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
 const alnum = (n: number) => rep("aB3dE5gH7jK9mN2pQ4sT6vW8yZ1", n);
-const b64url = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64").replace(/=+$/, "");
 // base64 of a JSON object ending in "fQ" (the closing brace), as 1Password service-account tokens do
 function opsToken(): string {
   let email = "agent@example.org";
