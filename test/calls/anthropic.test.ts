@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
-import { VvmRaise } from "../../runtime/values.ts";
+import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { startStandin, type Standin } from "../support/standin.ts";
 import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers.ts";
 
@@ -24,7 +24,7 @@ describe("agent calls", () => {
   it("sends the system prompt and input as separate, cache-marked blocks and returns the text", async () => {
     standin.enqueue({ type: "text", text: "hello back" });
     const { rt, acc } = harness(provider());
-    const out = await rt.call(callReq(agent("writer", { model: "sonnet", prompt: "You write." }), "Say hello.", new Map([["b", 1], ["a", "x"]])));
+    const out = await rt.call(callReq(agent("writer", { model: "sonnet", prompt: "You write." }), "Say hello.", new Map<string, Value>([["b", 1], ["a", "x"]])));
     expect(out).toBe("hello back");
     const body = standin.requests[0].body;
     expect(body.model).toBe(MODEL_ALIASES.sonnet);

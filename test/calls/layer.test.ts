@@ -134,7 +134,7 @@ describe("trace and summary", () => {
     await layer.agents.call(callReq(agent("a"), "hi", null));
     await layer.close();
     expect(tty.out.stderr).toContain("in flight");
-    expect(tty.out.stderr).toMatch(/\r\x1b\[K(vvm: 1 call)/);
+    expect(tty.out.stderr).toContain("\r\u001b[Kvvm: 1 call");
 
     const noColor = io({ NO_COLOR: "1" }, true);
     const l2 = await createModelLayer(opts(noColor.cli, { provider: "sim" }));

@@ -83,7 +83,10 @@ rules:
     await rt.call(callReq(agent("a"), "t", null, { retry: 3, backoff: "exponential" }));
     const waits = trace.events.filter((e) => e.type === "call_attempt" && e.retry_in_ms != null).map((e) => e.retry_in_ms as number);
     expect(waits).toHaveLength(6);
-    for (const w of waits.slice(0, 3)) expect(w).toBeGreaterThanOrEqual(30), expect(w).toBeLessThanOrEqual(50);
+    for (const w of waits.slice(0, 3)) {
+      expect(w).toBeGreaterThanOrEqual(30);
+      expect(w).toBeLessThanOrEqual(50);
+    }
     const [a, b, c] = waits.slice(3);
     expect(a).toBeGreaterThanOrEqual(30);
     expect(a).toBeLessThanOrEqual(50);
