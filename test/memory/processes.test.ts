@@ -1,0 +1,117 @@
+// Several OS processes on one memory: the multi-process stress test and the kill -9 crash loop.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256 } from "../../runtime/memory/keys.ts";
+import { bundleWriter } from "./writer-bundle.ts";
+import { digestText, ledger, makeStore, memDir, session, tempDir } from "./helpers.ts";
+
+let writer: Awaited<ReturnType<typeof bundleWriter>>;
+beforeAll(async () => {
+  writer = await bundleWriter();
+});
+afterAll(() => writer?.dispose());
+
+function startWriter(entryDir: string, key: string, count: number | "forever", staleMs: number, pad: number): ChildProcess {
+  return spawn(process.execPath, [writer.file, entryDir, key, String(count), String(staleMs), String(pad)], { stdio: ["ignore", "pipe", "pipe"] });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.on("exit", (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** Check everything that must hold on disk at any moment, even right after a kill. */
+async function checkOnDisk(dir: string, key: string) {
+  const { entries, badLines } = await ledger(dir, key);
+  expect(badLines).toEqual([]);
+  const digest = await digestText(dir, key);
+  if (digest !== null) {
+    // entirely some complete digest that a logged patch wrote: never a mix or a fragment
+    const hash = sha256(digest);
+    expect(entries.some((e) => e.kind === "patch" && e.digest_after === hash)).toBe(true);
+  }
+  return entries;
+}
+
+describe("processes", () => {
+  it("4 processes × 25 patches on one key: exactly 100 patches, none lost", async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const children = Array.from({ length: 4 }, () => startWriter(dir, "shared", 25, 10_000, 100));
+      let stderr = "";
+      for (const c of children) c.stderr!.on("data", (d) => (stderr += d));
+      const results = await Promise.all(children.map(exited));
+      expect(stderr).toBe("");
+      expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+      const raw = await readFile(path.join(memDir(dir, "shared"), "ledger.jsonl"), "utf8");
+      const lines = raw.split("\n");
+      expect(lines.pop()).toBe("");
+      for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+      const { entries } = await ledger(dir, "shared");
+      expect(entries.filter((e) => e.kind === "patch")).toHaveLength(100);
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      expect(new Set(entries.flatMap((e) => e.retain)).size).toBe(100);
+      for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+      expect(await digestText(dir, "shared")).toBe(entries[99].digest);
+    } finally {
+      await cleanup();
+    }
+  }, 120_000);
+
+  const ITERATIONS = Number(process.env.VVM_CRASH_ITERATIONS ?? 200);
+  // lanes run side by side: each kill leaves a lock that blocks its lane for up to the stale time
+  const LANES = 12;
+  const STALE_MS = 2000;
+
+  it(`kill -9 a writer at random moments ${ITERATIONS} times (stale time ${STALE_MS} ms)`, async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const waits: number[] = [];
+      const lane = async (key: string, rounds: number) => {
+        for (let i = 0; i < rounds; i++) {
+          const child = startWriter(dir, key, "forever", STALE_MS, 4000);
+          let stderr = "";
+          child.stderr!.on("data", (d) => (stderr += d));
+          const lines = createInterface({ input: child.stdout! });
+          const firstAcquire = await new Promise<number>((resolve, reject) => {
+            lines.once("line", (l) => resolve(Number(l.split(" ")[2])));
+            child.once("exit", (code) => reject(new Error(`writer exited (${code}) before taking the lock: ${stderr}`)));
+          });
+          waits.push(firstAcquire);
+          await new Promise((r) => setTimeout(r, Math.random() * 120));
+          child.kill("SIGKILL");
+          await exited(child);
+          lines.close();
+          expect(stderr.replace(/warn: [^\n]*(repaired ledger|completed an interrupted)[^\n]*\n/g, "")).toBe("");
+          await checkOnDisk(dir, key);
+        }
+      };
+      const per = Math.ceil(ITERATIONS / LANES);
+      await Promise.all(Array.from({ length: LANES }, (_, l) => lane(`lane-${l}`, Math.min(per, Math.max(0, ITERATIONS - l * per)))));
+      // no lock outlived the stale time (plus polling and start-up slack)
+      expect(Math.max(...waits)).toBeLessThanOrEqual(STALE_MS + 1000);
+      // one last run in this process repairs whatever the last kill left, without waiting past the stale time
+      const { store } = makeStore(dir, { staleMs: STALE_MS, lockTimeoutMs: STALE_MS + 1000 });
+      const kinds: Record<string, number> = {};
+      for (let l = 0; l < LANES; l++) {
+        const key = `lane-${l}`;
+        await (await session(store, key)).release();
+        const { entries, badLines, tornBytes } = await ledger(dir, key);
+        expect({ badLines, tornBytes }).toEqual({ badLines: [], tornBytes: 0 });
+        expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+        expect(entries.every((e) => e.kind === "patch" || e.kind === "repair")).toBe(true);
+        for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+        expect(sha256((await digestText(dir, key)) ?? "")).toBe(entries.at(-1)?.digest_after ?? sha256(""));
+        for (const e of entries) kinds[e.kind] = (kinds[e.kind] ?? 0) + 1;
+      }
+      console.log(`crash loop: ${ITERATIONS} kills, longest lock wait ${Math.max(...waits)} ms, entries ${JSON.stringify(kinds)}`);
+    } finally {
+      await cleanup();
+    }
+  }, 240_000);
+});
