@@ -1,0 +1,202 @@
+// The front end's entry point: source text → typed AST plus diagnostics. Never throws.
+// Pipeline: normalise line ends → Chevrotain lexer → layout pass (NEWLINE/INDENT/DEDENT) → parser with
+// embedded actions. Syntax errors resume at the next top-level statement, so one mistake does not hide the rest.
+import { EOF, type IRecognitionException, type IToken } from "chevrotain";
+import type { Program, Span } from "../src/ast.ts";
+import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import { layout } from "./layout.ts";
+import { tokenSpan, VvmParser } from "./parser.ts";
+import {
+  Dedent,
+  Equals,
+  Indent,
+  Keyword,
+  lexer,
+  Newline,
+  UnterminatedString,
+  UnterminatedTemplate,
+  UnterminatedTripleString,
+} from "./tokens.ts";
+
+export { MAX_NESTING } from "./layout.ts";
+export { RESERVED_WORDS } from "./tokens.ts";
+
+export interface ParseResult {
+  program: Program | null;
+  diagnostics: Diagnostic[];
+}
+
+/** Reporting stops after this many lexical or syntax errors (binary garbage would otherwise yield millions). */
+export const MAX_ERRORS = 50;
+
+const parser = new VvmParser();
+
+function endOfSource(text: string): Span {
+  let line = 1;
+  let lastNl = -1;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    line++;
+    lastNl = i;
+  }
+  const col = text.length - lastNl;
+  return { line, col, endLine: line, endCol: col };
+}
+
+function showChar(ch: string): string {
+  const code = ch.codePointAt(0)!;
+  if (code < 0x20 || code === 0x7f || code === 0xfffd || (code >= 0x80 && code < 0xa0)) {
+    return `'\\u${code.toString(16).padStart(4, "0")}'`;
+  }
+  return `'${ch}'`;
+}
+
+export function parse(source: string, path: string): ParseResult {
+  try {
+    return parseUnsafe(source, path);
+  } catch (err) {
+    // A bug in the front end must not surface as a stack trace; say so plainly.
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      program: null,
+      diagnostics: [
+        diagnostic(
+          "E001",
+          `internal error in the parser (please report it): ${message}`,
+          path,
+          { line: 1, col: 1, endLine: 1, endCol: 1 },
+        ),
+      ],
+    };
+  }
+}
+
+function parseUnsafe(source: string, path: string): ParseResult {
+  // CRLF and lone CR become LF; columns of every other character are unchanged.
+  let text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
+  if (text.indexOf("\r") >= 0) text = text.replace(/\r\n?/g, "\n");
+  const diagnostics: Diagnostic[] = [];
+
+  // ---- lexing ----
+  const lexed = lexer.tokenize(text);
+  for (const e of lexed.errors) {
+    if (diagnostics.length >= MAX_ERRORS) break;
+    const ch = String.fromCodePoint(text.codePointAt(e.offset) ?? 0xfffd);
+    diagnostics.push(
+      diagnostic("E001", `unexpected character ${showChar(ch)}`, path, {
+        line: e.line ?? 1,
+        col: e.column ?? 1,
+        endLine: e.line ?? 1,
+        endCol: (e.column ?? 1) + 1,
+      }),
+    );
+  }
+  const tokens: IToken[] = [];
+  for (const tok of lexed.tokens) {
+    const t = tok.tokenType;
+    if (t === UnterminatedString || t === UnterminatedTripleString) {
+      const span = tokenSpan(tok);
+      diagnostics.push(
+        diagnostic("E003", t === UnterminatedString ? "unterminated string: missing closing '\"' on this line" : 'unterminated string: missing closing """', path, {
+          line: span.line,
+          col: span.col,
+          endLine: span.line,
+          endCol: span.col + (t === UnterminatedString ? 1 : 3),
+        }),
+      );
+    } else if (t === UnterminatedTemplate) {
+      const span = tokenSpan(tok);
+      diagnostics.push(
+        diagnostic("E004", "unterminated template literal: missing closing '`'", path, {
+          line: span.line,
+          col: span.col,
+          endLine: span.line,
+          endCol: span.col + 1,
+        }),
+      );
+    } else {
+      tokens.push(tok);
+    }
+  }
+  if (diagnostics.length > 0) return { program: null, diagnostics };
+
+  // ---- layout ----
+  const laid = layout(tokens, text, path);
+  if (laid.diagnostics.length > 0) return { program: null, diagnostics: laid.diagnostics };
+
+  // ---- parsing ----
+  const stream = laid.tokens;
+  const eof = endOfSource(text);
+  const body: Program["body"] = [];
+  parser.path = path;
+  parser.diags = [];
+  let from = 0;
+  let syntaxErrors = 0;
+  while (from < stream.length) {
+    parser.input = from === 0 ? stream : stream.slice(from);
+    const parsed = parser.program();
+    // On a syntax error the rule aborts; its complete top-level statements are still in `parsed.body`.
+    body.push(...parser.collected);
+    parser.collected = [];
+    void parsed;
+    const err = parser.errors[0];
+    if (err === undefined) break;
+    syntaxErrors++;
+    diagnostics.push(syntaxDiagnostic(err, stream, path, eof));
+    if (syntaxErrors >= MAX_ERRORS) break;
+    const at = err.token.tokenType === EOF ? stream.length : stream.indexOf(err.token, from);
+    from = nextTopLevelStatement(stream, Math.max(at, from) + 1);
+  }
+  diagnostics.push(...parser.diags);
+  parser.diags = [];
+  parser.input = [];
+
+  if (syntaxErrors > 0 && body.length === 0) return { program: null, diagnostics };
+  const program: Program = {
+    kind: "Program",
+    path,
+    body,
+    span: { line: 1, col: 1, endLine: eof.endLine, endCol: eof.endCol },
+  };
+  return { program, diagnostics };
+}
+
+/** First index at or after `i` that starts a top-level statement (block level 0, after a NEWLINE or DEDENT). */
+function nextTopLevelStatement(stream: IToken[], i: number): number {
+  // Block level just before index i.
+  let level = 0;
+  for (let k = 0; k < i && k < stream.length; k++) {
+    const t = stream[k]!.tokenType;
+    if (t === Indent) level++;
+    else if (t === Dedent) level--;
+  }
+  for (let k = i; k < stream.length; k++) {
+    const prev = stream[k - 1]?.tokenType;
+    const t = stream[k]!.tokenType;
+    if (level === 0 && (prev === Newline || prev === Dedent) && t !== Dedent && t !== Indent) return k;
+    if (t === Indent) level++;
+    else if (t === Dedent) level--;
+  }
+  return stream.length;
+}
+
+function syntaxDiagnostic(err: IRecognitionException, stream: IToken[], path: string, eof: Span): Diagnostic {
+  const tok = err.token;
+  if (tok.tokenType === EOF) return diagnostic("E001", err.message, path, eof);
+  // `for = 3`, `def = 1`: a reserved word where a name is assigned is E010, not a generic syntax error.
+  if (tok.tokenType === Equals) {
+    const i = stream.indexOf(tok);
+    const kw = stream[i - 1];
+    const before = stream[i - 2]?.tokenType;
+    if (
+      kw !== undefined &&
+      kw.tokenType.CATEGORIES?.includes(Keyword) &&
+      (before === undefined || before === Newline || before === Indent || before === Dedent)
+    ) {
+      return diagnostic("E010", `'${kw.image}' is a reserved word and cannot be assigned`, path, tokenSpan(kw));
+    }
+  }
+  const span = tokenSpan(tok);
+  // Synthesized layout tokens are zero-width; show a one-character caret.
+  if (span.endLine === span.line && span.endCol <= span.col) span.endCol = span.col + 1;
+  return diagnostic("E001", err.message, path, span);
+}

@@ -1,0 +1,115 @@
+// The layout pass: turns the lexer's token stream (which has no whitespace, newlines or comments) into a
+// stream with NEWLINE / INDENT / DEDENT tokens, the way starlark-go's scanner does it.
+// - A logical line starts at the first token whose line is past the end of the previous token, unless
+//   we are inside ( ) [ ] { } (multi-line strings and templates are single tokens, so they never split a line).
+// - Blank and comment-only lines produce no tokens at all, so they never matter.
+// - INDENT is only legal after a line ending in ':'; a dedent must land on an enclosing level (E002).
+// - End of file closes every open block.
+import { createTokenInstance, type IToken, type TokenType } from "chevrotain";
+import type { Span } from "../src/ast.ts";
+import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import { CLOSERS, Colon, Dedent, Indent, Newline, OPENERS } from "./tokens.ts";
+
+/** Deepest nesting of brackets, and of indented blocks, the front end accepts (keeps recursion bounded). */
+export const MAX_NESTING = 100;
+
+export interface LayoutResult {
+  tokens: IToken[];
+  diagnostics: Diagnostic[];
+  /** true when a limit was hit and the token stream is incomplete */
+  aborted: boolean;
+}
+
+function synth(type: TokenType, line: number, col: number, offset: number): IToken {
+  return createTokenInstance(type, "", offset, offset, line, line, col, col - 1);
+}
+
+function spanAt(line: number, col: number, width = 1): Span {
+  return { line, col, endLine: line, endCol: col + width };
+}
+
+export function layout(tokens: IToken[], source: string, path: string): LayoutResult {
+  const out: IToken[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const stack = [0];
+  let depth = 0;
+  let prev: IToken | null = null;
+  // Offset of the start of the line holding the current token (for the tab check).
+  for (const tok of tokens) {
+    const line = tok.startLine!;
+    if (depth === 0 && (prev === null || line > prev.endLine!)) {
+      if (prev !== null) out.push(synth(Newline, prev.endLine!, prev.endColumn! + 1, prev.endOffset! + 1));
+      const col = tok.startColumn!;
+      const lineStart = tok.startOffset - (col - 1);
+      const leading = source.slice(lineStart, tok.startOffset);
+      const tab = leading.indexOf("\t");
+      if (tab >= 0) {
+        diagnostics.push(
+          diagnostic("E002", "tab in indentation; indent with spaces", path, spanAt(line, tab + 1)),
+        );
+      }
+      const indent = col - 1;
+      const top = stack[stack.length - 1]!;
+      if (indent > top) {
+        if (prev !== null && prev.tokenType === Colon) {
+          if (stack.length > MAX_NESTING) {
+            diagnostics.push(
+              diagnostic("E001", `blocks nested deeper than ${MAX_NESTING} levels are not supported`, path, spanAt(line, col)),
+            );
+            return { tokens: out, diagnostics, aborted: true };
+          }
+          stack.push(indent);
+          out.push(synth(Indent, line, col, tok.startOffset));
+        } else if (tab < 0) {
+          diagnostics.push(
+            diagnostic("E002", "unexpected indentation: only a line ending in ':' opens a block", path, spanAt(line, col)),
+          );
+        }
+      } else if (indent < top) {
+        while (indent < stack[stack.length - 1]!) {
+          stack.pop();
+          out.push(synth(Dedent, line, col, tok.startOffset));
+        }
+        if (indent !== stack[stack.length - 1]! && tab < 0) {
+          diagnostics.push(
+            diagnostic(
+              "E002",
+              `dedent to column ${col} does not match any enclosing block (expected column ${stack[stack.length - 1]! + 1})`,
+              path,
+              spanAt(line, col),
+            ),
+          );
+          // Adopt the level so that following lines are judged against it, not reported again.
+          stack.push(indent);
+        }
+      }
+    }
+    const type = tok.tokenType;
+    if (OPENERS.has(type)) {
+      depth++;
+      if (depth > MAX_NESTING) {
+        diagnostics.push(
+          diagnostic(
+            "E001",
+            `brackets nested deeper than ${MAX_NESTING} levels are not supported`,
+            path,
+            spanAt(line, tok.startColumn!),
+          ),
+        );
+        return { tokens: out, diagnostics, aborted: true };
+      }
+    } else if (CLOSERS.has(type) && depth > 0) {
+      depth--;
+    }
+    out.push(tok);
+    prev = tok;
+  }
+  if (prev !== null) {
+    const line = prev.endLine!;
+    const col = prev.endColumn! + 1;
+    const offset = prev.endOffset! + 1;
+    out.push(synth(Newline, line, col, offset));
+    for (let i = 1; i < stack.length; i++) out.push(synth(Dedent, line, col, offset));
+  }
+  return { tokens: out, diagnostics, aborted: false };
+}

@@ -1,0 +1,169 @@
+// Decoding of string literals (JSON escapes, E005) and splitting of templates into parts (E052).
+import type { Span, Template, TemplatePart } from "../src/ast.ts";
+import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  "\\": "\\",
+  '"': '"',
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+
+/** Where a literal's text starts in the source (the quote or backtick itself). */
+export interface Origin {
+  line: number;
+  col: number;
+}
+
+/** Line/column of position `i` inside `raw`, which starts at `origin`. Walks only when asked (errors, placeholders). */
+function positionIn(raw: string, i: number, origin: Origin): { line: number; col: number } {
+  let line = origin.line;
+  let col = origin.col;
+  for (let k = 0; k < i; k++) {
+    if (raw.charCodeAt(k) === 10) {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  return { line, col };
+}
+
+function spanIn(raw: string, from: number, to: number, origin: Origin): Span {
+  const a = positionIn(raw, from, origin);
+  const b = positionIn(raw, to, origin);
+  return { line: a.line, col: a.col, endLine: b.line, endCol: b.col };
+}
+
+/**
+ * The value of a `"..."` or `"""..."""` token. Unknown escapes are reported (E005) and kept verbatim,
+ * so the rest of the program can still be checked.
+ */
+export function decodeString(raw: string, origin: Origin, path: string, diags: Diagnostic[]): string {
+  const q = raw.startsWith('"""') ? 3 : 1;
+  const body = raw.slice(q, raw.length - q);
+  if (body.indexOf("\\") < 0) return body;
+  let out = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== "\\") {
+      out += c;
+      continue;
+    }
+    const n = body[i + 1] ?? "";
+    const simple = SIMPLE_ESCAPES[n];
+    if (simple !== undefined) {
+      out += simple;
+      i++;
+    } else if (n === "u" && /^[0-9A-Fa-f]{4}$/.test(body.slice(i + 2, i + 6))) {
+      out += String.fromCharCode(parseInt(body.slice(i + 2, i + 6), 16));
+      i += 5;
+    } else {
+      const width = n === "u" ? 2 : n === "" ? 1 : 2;
+      const shown = n === "\n" ? "\\<newline>" : n === "u" ? "\\u (needs four hex digits)" : `\\${n}`;
+      diags.push(
+        diagnostic(
+          "E005",
+          `unknown escape ${shown} in string; allowed: \\\\ \\" \\/ \\b \\f \\n \\r \\t \\uXXXX`,
+          path,
+          spanIn(raw, q + i, q + i + width, origin),
+        ),
+      );
+      out += c + n;
+      i++;
+    }
+  }
+  return out;
+}
+
+const PATH = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+/**
+ * Split a backtick template into parts. Escapes: \` is a backtick, \" a double quote (dialect), \\ a backslash;
+ * any other backslash is literal. `{{` and `}}` are literal braces, `{}` the input, `{a.b}` a name path.
+ */
+export function parseTemplate(raw: string, origin: Origin, path: string, diags: Diagnostic[]): Template {
+  const parts: TemplatePart[] = [];
+  const end = raw.length - 1; // index of the closing backtick
+  let text = "";
+  const flush = () => {
+    if (text !== "") parts.push({ kind: "text", value: text });
+    text = "";
+  };
+  let i = 1;
+  while (i < end) {
+    const c = raw[i]!;
+    if (c === "\\") {
+      const n = raw[i + 1]!;
+      if (n === "`" || n === '"' || n === "\\") {
+        text += n;
+        i += 2;
+      } else {
+        text += c;
+        i += 1;
+      }
+    } else if (c === "{") {
+      if (raw[i + 1] === "{") {
+        text += "{";
+        i += 2;
+        continue;
+      }
+      const close = raw.indexOf("}", i + 1);
+      const nextOpen = raw.indexOf("{", i + 1);
+      if (close < 0 || close >= end || (nextOpen >= 0 && nextOpen < close)) {
+        diags.push(
+          diagnostic(
+            "E052",
+            "lone '{' in template: write '{{' for a literal brace, or close the placeholder",
+            path,
+            spanIn(raw, i, i + 1, origin),
+          ),
+        );
+        text += c;
+        i += 1;
+        continue;
+      }
+      const inner = raw.slice(i + 1, close);
+      const span = spanIn(raw, i, close + 1, origin);
+      if (inner === "") {
+        flush();
+        parts.push({ kind: "input", span });
+      } else if (PATH.test(inner)) {
+        flush();
+        parts.push({ kind: "path", names: inner.split("."), span });
+      } else {
+        const shown = inner.length > 40 ? inner.slice(0, 40) + "…" : inner;
+        diags.push(
+          diagnostic(
+            "E052",
+            `malformed placeholder {${shown}}: expected {}, {name} or {name.field} (no spaces); write '{{' for a literal brace`,
+            path,
+            span,
+          ),
+        );
+      }
+      i = close + 1;
+    } else if (c === "}") {
+      if (raw[i + 1] === "}") {
+        text += "}";
+        i += 2;
+        continue;
+      }
+      diags.push(
+        diagnostic("E052", "lone '}' in template: write '}}' for a literal brace", path, spanIn(raw, i, i + 1, origin)),
+      );
+      text += c;
+      i += 1;
+    } else {
+      text += c;
+      i += 1;
+    }
+  }
+  flush();
+  return { kind: "Template", parts, span: spanIn(raw, 0, raw.length, origin) };
+}

@@ -1,0 +1,129 @@
+// Readable E001 messages: "expected ':' after the if condition, found NEWLINE".
+import { EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from "chevrotain";
+import {
+  Colon,
+  Dedent,
+  Identifier,
+  Indent,
+  Keyword,
+  Newline,
+  NumberTok,
+  RBrace,
+  RBracket,
+  RParen,
+  StringTok,
+  Template,
+  TripleString,
+} from "./tokens.ts";
+
+/** What a ':' follows, per rule. */
+const HEADER: Record<string, string> = {
+  ifStmt: "the if condition",
+  elifClause: "the elif condition",
+  elseClause: "'else'",
+  whileStmt: "the while condition",
+  forStmt: "the for loop header",
+  defStmt: "the parameter list",
+  matchStmt: "the match subject",
+  caseClause: "the case pattern",
+  chooseStmt: "the choose header",
+  optionClause: "the option label",
+  constrainStmt: "the constrain header",
+  withInputStmt: "the with input expression",
+  tryStmt: "'try'",
+  exceptClause: "'except as name'",
+  objectEntry: "the object key",
+};
+
+/** What a rule is, for "expected ... in <rule>" and no-viable-alternative messages. */
+const RULE: Record<string, string> = {
+  stmt: "a statement",
+  bindName: "a name",
+  agentDecl: "an agent declaration",
+  defStmt: "a function definition",
+  skillImport: "a skill import",
+  fromImport: "a module import",
+  exportStmt: "an export",
+  matchStmt: "a match statement",
+  caseClause: "a case pattern",
+  pattern: "a case pattern",
+  chooseStmt: "a choose statement",
+  optionClause: "an option",
+  constrainStmt: "a constrain statement",
+  kwargList: "keyword arguments",
+  kwarg: "a keyword argument (name=value)",
+  argList: "the arguments",
+  arg: "an argument",
+  primary: "an expression",
+  expr: "an expression",
+  objectEntry: "an object entry (key: value)",
+  agentCall: "an agent call",
+  predicate: "a predicate",
+  exprStmt: "a statement",
+  simpleKeywordStmt: "a statement",
+};
+
+const CLOSE: Map<TokenType, string> = new Map([
+  [RParen, "to close '('"],
+  [RBracket, "to close '['"],
+  [RBrace, "to close '{'"],
+]);
+
+export function describeType(t: TokenType): string {
+  if (t === EOF) return "end of file";
+  return t.LABEL ?? t.name;
+}
+
+export function describeToken(tok: IToken): string {
+  const t = tok.tokenType;
+  if (t === EOF) return "end of file";
+  if (t === Newline) return "NEWLINE";
+  if (t === Indent) return "an indented block";
+  if (t === Dedent) return "the end of the block";
+  const image = tok.image.length > 30 ? tok.image.slice(0, 30) + "…" : tok.image;
+  if (t === Identifier) return `name '${image}'`;
+  if (t === NumberTok) return `number ${image}`;
+  if (t === StringTok || t === TripleString) return `string ${image}`;
+  if (t === Template) return `template ${image}`;
+  if (t.CATEGORIES?.includes(Keyword)) return `'${image}'`;
+  return `'${image}'`;
+}
+
+function mismatchContext(expected: TokenType, ruleName: string): string {
+  if (expected === Colon && HEADER[ruleName]) return ` after ${HEADER[ruleName]}`;
+  if (expected === Indent) return " after ':'";
+  if (expected === Newline) return " at the end of the statement";
+  const close = CLOSE.get(expected);
+  if (close) return ` ${close}`;
+  const rule = RULE[ruleName];
+  return rule ? ` in ${rule}` : "";
+}
+
+function firstTokens(paths: TokenType[][][]): string {
+  const seen = new Set<string>();
+  for (const alt of paths) for (const path of alt) if (path[0]) seen.add(describeType(path[0]));
+  const list = [...seen];
+  if (list.length === 0) return "something else";
+  if (list.length > 6) return list.slice(0, 6).join(", ") + ", …";
+  return list.length === 1 ? list[0]! : `${list.slice(0, -1).join(", ")} or ${list[list.length - 1]}`;
+}
+
+export const errorMessageProvider: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage({ expected, actual, ruleName }) {
+    return `expected ${describeType(expected)}${mismatchContext(expected, ruleName)}, found ${describeToken(actual)}`;
+  },
+  buildNotAllInputParsedMessage({ firstRedundant }) {
+    return `unexpected ${describeToken(firstRedundant)} after the end of the statement`;
+  },
+  buildNoViableAltMessage({ expectedPathsPerAlt, actual, ruleName }) {
+    const what = RULE[ruleName];
+    const found = describeToken(actual[0]!);
+    if (what) return `expected ${what}, found ${found}`;
+    return `expected ${firstTokens(expectedPathsPerAlt)}, found ${found}`;
+  },
+  buildEarlyExitMessage({ expectedIterationPaths, actual, ruleName }) {
+    const found = describeToken(actual[0]!);
+    if (ruleName === "block") return `expected a statement in the block, found ${found}`;
+    return `expected ${firstTokens([expectedIterationPaths])}, found ${found}`;
+  },
+};

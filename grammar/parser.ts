@@ -1,0 +1,964 @@
+// The Chevrotain parser (embedded actions: the rules build the typed AST directly; see spec/grammar.md).
+// One instance is built at module load and reused: `parser.input = tokens`, then invoke a rule.
+import { EmbeddedActionsParser, type IToken, type TokenType } from "chevrotain";
+import type {
+  AgentCall,
+  AgentRef,
+  ChooseOption,
+  ExceptClause,
+  Expr,
+  ExportTarget,
+  IfBranch,
+  KwArg,
+  MatchCase,
+  Param,
+  Pattern,
+  Predicate,
+  Requirement,
+  Span,
+  Stmt,
+  StringLit,
+  Template,
+} from "../src/ast.ts";
+import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import { errorMessageProvider } from "./messages.ts";
+import { decodeString, parseTemplate } from "./literals.ts";
+import {
+  AddOp,
+  allTokens,
+  At,
+  Colon,
+  Comma,
+  CompareOp,
+  Dedent,
+  Dot,
+  Equals,
+  Identifier,
+  Indent,
+  Keyword,
+  KW,
+  LBrace,
+  LBracket,
+  LParen,
+  NameLike,
+  Newline,
+  NumberTok,
+  Question,
+  RBrace,
+  RBracket,
+  RParen,
+  StringTok,
+  Template as TemplateTok,
+  TripleString,
+} from "./tokens.ts";
+
+export function tokenSpan(t: IToken): Span {
+  return { line: t.startLine!, col: t.startColumn!, endLine: t.endLine!, endCol: t.endColumn! + 1 };
+}
+
+function join(a: Span, b: Span): Span {
+  return { line: a.line, col: a.col, endLine: b.endLine, endCol: b.endCol };
+}
+
+interface Block {
+  body: Stmt[];
+  span: Span;
+}
+
+interface Args {
+  args: Expr[];
+  kwargs: KwArg[];
+}
+
+type ArgItem = { kind: "pos"; expr: Expr } | { kind: "kw"; kw: KwArg };
+
+const BINARY_OPS = new Set(["+", "-", "==", "!=", "<", "<=", ">", ">="]);
+
+function lastSpan(body: Stmt[], fallback: Span): Span {
+  return body.length > 0 ? body[body.length - 1]!.span : fallback;
+}
+
+export class VvmParser extends EmbeddedActionsParser {
+  /** diagnostics found while building the AST (E005, E010, E050, E052, semantic E001s) */
+  diags: Diagnostic[] = [];
+  path = "";
+
+  constructor() {
+    super(allTokens, { maxLookahead: 2, errorMessageProvider, recoveryEnabled: false });
+    this.performSelfAnalysis();
+  }
+
+  private isCloser(t: TokenType): boolean {
+    return t === RParen || t === RBrace || t === RBracket;
+  }
+
+  private report(code: "E001" | "E010" | "E050", message: string, span: Span): void {
+    this.diags.push(diagnostic(code, message, this.path, span));
+  }
+
+  private template(tok: IToken): Template {
+    return parseTemplate(tok.image, { line: tok.startLine!, col: tok.startColumn! }, this.path, this.diags);
+  }
+
+  private stringLit(tok: IToken): StringLit {
+    const value = decodeString(tok.image, { line: tok.startLine!, col: tok.startColumn! }, this.path, this.diags);
+    return { kind: "String", value, span: tokenSpan(tok) };
+  }
+
+  // ---------- names ----------
+
+  /** A name being bound; a reserved word here is E010 rather than a syntax error. */
+  bindName = this.RULE("bindName", (what: string): { name: string; span: Span } => {
+    const tok = this.OR([
+      { ALT: () => this.CONSUME(Identifier) },
+      { ALT: () => this.CONSUME(Keyword) },
+    ]);
+    return this.ACTION(() => {
+      const span = tokenSpan(tok);
+      if (tok.tokenType !== Identifier) {
+        this.report("E010", `'${tok.image}' is a reserved word and cannot be used as ${what}`, span);
+      }
+      return { name: tok.image, span };
+    });
+  });
+
+  /** complete top-level statements, kept even when a later one fails (see grammar/index.ts) */
+  collected: Stmt[] = [];
+
+  // ---------- statements ----------
+
+  program = this.RULE("program", (): void => {
+    this.MANY(() => {
+      const s = this.SUBRULE(this.stmt);
+      this.ACTION(() => this.collected.push(s));
+    });
+  });
+
+  stmt = this.RULE("stmt", (): Stmt =>
+    this.OR([
+      { ALT: () => this.SUBRULE(this.agentDecl) },
+      { ALT: () => this.SUBRULE(this.defStmt) },
+      { ALT: () => this.SUBRULE(this.skillImport) },
+      { ALT: () => this.SUBRULE(this.fromImport) },
+      { ALT: () => this.SUBRULE(this.exportStmt) },
+      { ALT: () => this.SUBRULE(this.ifStmt) },
+      { ALT: () => this.SUBRULE(this.whileStmt) },
+      { ALT: () => this.SUBRULE(this.forStmt) },
+      { ALT: () => this.SUBRULE(this.matchStmt) },
+      { ALT: () => this.SUBRULE(this.chooseStmt) },
+      { ALT: () => this.SUBRULE(this.constrainStmt) },
+      { ALT: () => this.SUBRULE(this.withInputStmt) },
+      { ALT: () => this.SUBRULE(this.tryStmt) },
+      { ALT: () => this.SUBRULE(this.raiseStmt) },
+      { ALT: () => this.SUBRULE(this.returnStmt) },
+      { ALT: () => this.SUBRULE(this.simpleKeywordStmt) },
+      { ALT: () => this.SUBRULE(this.exprStmt) },
+    ]),
+  );
+
+  /** NEWLINE INDENT stmt+ DEDENT (the ':' is consumed by each statement, so messages can name the header). */
+  block = this.RULE("block", (): Block => {
+    const body: Stmt[] = [];
+    const nl = this.CONSUME(Newline);
+    this.CONSUME(Indent);
+    this.AT_LEAST_ONE(() => body.push(this.SUBRULE(this.stmt)));
+    this.CONSUME(Dedent);
+    return this.ACTION(() => ({ body, span: lastSpan(body, tokenSpan(nl)) }));
+  });
+
+  agentDecl = this.RULE("agentDecl", (): Stmt => {
+    const kw = this.CONSUME(KW.agent);
+    const name = this.SUBRULE(this.bindName, { ARGS: ["an agent name"] });
+    this.CONSUME(LParen);
+    const kwargs = this.SUBRULE(this.kwargList);
+    const close = this.CONSUME(RParen);
+    this.CONSUME(Newline);
+    return this.ACTION(() => ({
+      kind: "AgentDecl",
+      name: name.name,
+      nameSpan: name.span,
+      kwargs,
+      span: join(tokenSpan(kw), tokenSpan(close)),
+    }));
+  });
+
+  defStmt = this.RULE("defStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.def);
+    const name = this.SUBRULE(this.bindName, { ARGS: ["a function name"] });
+    this.CONSUME(LParen);
+    const params: Param[] = [];
+    this.OPTION(() => {
+      const first = this.SUBRULE2(this.bindName, { ARGS: ["a parameter name"] });
+      this.ACTION(() => params.push({ name: first.name, span: first.span }));
+      this.MANY({
+        GATE: () => this.LA(2).tokenType !== RParen,
+        DEF: () => {
+          this.CONSUME(Comma);
+          const p = this.SUBRULE3(this.bindName, { ARGS: ["a parameter name"] });
+          this.ACTION(() => params.push({ name: p.name, span: p.span }));
+        },
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    this.CONSUME(RParen);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({
+      kind: "Def",
+      name: name.name,
+      nameSpan: name.span,
+      params,
+      body: block.body,
+      span: join(tokenSpan(kw), block.span),
+    }));
+  });
+
+  skillImport = this.RULE("skillImport", (): Stmt => {
+    const kw = this.CONSUME(KW.import);
+    const skill = this.CONSUME(StringTok);
+    this.CONSUME(KW.from);
+    const source = this.CONSUME2(StringTok);
+    this.CONSUME(Newline);
+    return this.ACTION(() => ({
+      kind: "SkillImport",
+      skill: this.stringLit(skill),
+      source: this.stringLit(source),
+      span: join(tokenSpan(kw), tokenSpan(source)),
+    }));
+  });
+
+  fromImport = this.RULE("fromImport", (): Stmt => {
+    const kw = this.CONSUME(KW.from);
+    const file = this.CONSUME(StringTok);
+    this.CONSUME(KW.import);
+    const at = this.OPTION(() => this.CONSUME(At));
+    const name = this.SUBRULE(this.bindName, { ARGS: ["an imported name"] });
+    const alias = this.OPTION2(() => {
+      this.CONSUME(KW.as);
+      return this.SUBRULE2(this.bindName, { ARGS: ["an import alias"] });
+    });
+    this.CONSUME(Newline);
+    return this.ACTION(() => ({
+      kind: "FromImport",
+      path: this.stringLit(file),
+      name: name.name,
+      nameSpan: name.span,
+      isAgent: at !== undefined,
+      alias: alias ? alias.name : null,
+      aliasSpan: alias ? alias.span : null,
+      span: join(tokenSpan(kw), alias ? alias.span : name.span),
+    }));
+  });
+
+  exportStmt = this.RULE("exportStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.export);
+    const target = this.OR([
+      {
+        // `export @name` versus exporting an agent call `@name `t`(x)`: decided by the token after the name.
+        GATE: () => this.LA(3).tokenType === Newline,
+        IGNORE_AMBIGUITIES: true,
+        ALT: (): ExportTarget => {
+          this.CONSUME(At);
+          const name = this.CONSUME(Identifier);
+          return this.ACTION(() => ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) }));
+        },
+      },
+      {
+        ALT: (): ExportTarget => {
+          const expr = this.SUBRULE(this.expr);
+          return this.ACTION(() =>
+            expr.kind === "Name"
+              ? { kind: "name" as const, name: expr.name, nameSpan: expr.span }
+              : { kind: "expr" as const, expr },
+          );
+        },
+      },
+    ]);
+    this.CONSUME(Newline);
+    return this.ACTION(() => {
+      const end = target.kind === "expr" ? target.expr.span : target.nameSpan;
+      return { kind: "Export", target, span: join(tokenSpan(kw), end) };
+    });
+  });
+
+  ifStmt = this.RULE("ifStmt", (): Stmt => {
+    const branches: IfBranch[] = [];
+    const kw = this.CONSUME(KW.if);
+    const cond = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    this.ACTION(() => branches.push({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    this.MANY(() => branches.push(this.SUBRULE(this.elifClause)));
+    const orelse = this.OPTION(() => this.SUBRULE(this.elseClause));
+    return this.ACTION(() => {
+      const end = orelse ? orelse.span : branches[branches.length - 1]!.span;
+      return { kind: "If", branches, orelse: orelse ? orelse.body : null, span: join(tokenSpan(kw), end) };
+    });
+  });
+
+  elifClause = this.RULE("elifClause", (): IfBranch => {
+    const kw = this.CONSUME(KW.elif);
+    const cond = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  elseClause = this.RULE("elseClause", (): Block => {
+    const kw = this.CONSUME(KW.else);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  whileStmt = this.RULE("whileStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.while);
+    const cond = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ kind: "While", cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  forStmt = this.RULE("forStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.for);
+    const target = this.SUBRULE(this.bindName, { ARGS: ["a loop variable"] });
+    this.CONSUME(KW.in);
+    const iter = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({
+      kind: "For",
+      target: target.name,
+      targetSpan: target.span,
+      iter,
+      body: block.body,
+      span: join(tokenSpan(kw), block.span),
+    }));
+  });
+
+  matchStmt = this.RULE("matchStmt", (): Stmt => {
+    const cases: MatchCase[] = [];
+    const kw = this.CONSUME(KW.match);
+    const subject = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    this.CONSUME(Newline);
+    this.CONSUME(Indent);
+    this.AT_LEAST_ONE(() => cases.push(this.SUBRULE(this.caseClause)));
+    this.CONSUME(Dedent);
+    return this.ACTION(() => ({
+      kind: "Match",
+      subject,
+      cases,
+      span: join(tokenSpan(kw), cases[cases.length - 1]!.span),
+    }));
+  });
+
+  caseClause = this.RULE("caseClause", (): MatchCase => {
+    const kw = this.CONSUME(KW.case);
+    const pattern = this.SUBRULE(this.pattern);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ pattern, body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  /** Parsed loosely (any expression, or `error(args)`) and then classified, so a wrong pattern is E050, not E001. */
+  pattern = this.RULE("pattern", (): Pattern =>
+    this.OR([
+      {
+        ALT: () => {
+          const kw = this.CONSUME(KW.error);
+          this.CONSUME(LParen);
+          const args = this.SUBRULE(this.argList);
+          const close = this.CONSUME(RParen);
+          return this.ACTION(() => this.errorPattern(args, join(tokenSpan(kw), tokenSpan(close))));
+        },
+      },
+      {
+        ALT: () => {
+          const expr = this.SUBRULE(this.expr);
+          return this.ACTION(() => this.exprPattern(expr));
+        },
+      },
+    ]),
+  );
+
+  private errorPattern(a: Args, span: Span): Pattern {
+    if (a.kwargs.length === 0 && a.args.length === 1) {
+      const only = a.args[0]!;
+      if (only.kind === "Name") {
+        return only.name === "_" ? { kind: "ErrorAny", span } : { kind: "ErrorBind", name: only.name, nameSpan: only.span, span };
+      }
+    }
+    if (a.args.length === 0 && a.kwargs.length === 1) {
+      const kw = a.kwargs[0]!;
+      if (kw.name === "kind" && kw.value.kind === "String") return { kind: "ErrorKind", errorKind: kw.value.value, span };
+    }
+    this.report("E050", 'invalid error pattern: use error(_), error(kind="...") or error(name)', span);
+    return { kind: "ErrorAny", span };
+  }
+
+  private exprPattern(e: Expr): Pattern {
+    if (e.kind === "Name" && e.name === "_") return { kind: "Wildcard", span: e.span };
+    if (e.kind === "Predicate") {
+      if (e.input === null) return { kind: "Semantic", criterion: e.criterion, span: e.span };
+      this.report(
+        "E050",
+        "a case predicate takes no input: it is judged against the match subject; write ?`criterion`",
+        e.span,
+      );
+      return { kind: "Semantic", criterion: e.criterion, span: e.span };
+    }
+    this.report("E050", "invalid case pattern: expected _, error(_), error(kind=\"...\"), error(name) or ?`criterion`", e.span);
+    return { kind: "Wildcard", span: e.span };
+  }
+
+  chooseStmt = this.RULE("chooseStmt", (): Stmt => {
+    const options: ChooseOption[] = [];
+    const kw = this.CONSUME(KW.choose);
+    const subject = this.SUBRULE(this.expr);
+    this.CONSUME(KW.by);
+    this.CONSUME(Question);
+    const crit = this.CONSUME(TemplateTok);
+    this.CONSUME(KW.as);
+    const binding = this.SUBRULE(this.bindName, { ARGS: ["the name bound by choose"] });
+    this.CONSUME(Colon);
+    this.CONSUME(Newline);
+    this.CONSUME(Indent);
+    this.AT_LEAST_ONE(() => options.push(this.SUBRULE(this.optionClause)));
+    this.CONSUME(Dedent);
+    return this.ACTION(() => ({
+      kind: "Choose",
+      subject,
+      criterion: this.template(crit),
+      binding: binding.name,
+      bindingSpan: binding.span,
+      options,
+      span: join(tokenSpan(kw), options[options.length - 1]!.span),
+    }));
+  });
+
+  optionClause = this.RULE("optionClause", (): ChooseOption => {
+    const kw = this.CONSUME(KW.option);
+    const label = this.CONSUME(StringTok);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({
+      label: this.stringLit(label).value,
+      labelSpan: tokenSpan(label),
+      body: block.body,
+      span: join(tokenSpan(kw), block.span),
+    }));
+  });
+
+  constrainStmt = this.RULE("constrainStmt", (): Stmt => {
+    const requires: Requirement[] = [];
+    const kw = this.CONSUME(KW.constrain);
+    const target = this.CONSUME(Identifier);
+    const kwargs = this.OPTION(() => {
+      this.CONSUME(LParen);
+      const list = this.SUBRULE(this.kwargList);
+      this.CONSUME(RParen);
+      return list;
+    });
+    this.CONSUME(Colon);
+    this.CONSUME(Newline);
+    this.CONSUME(Indent);
+    this.AT_LEAST_ONE(() => {
+      const req = this.CONSUME(KW.require);
+      this.CONSUME(Question);
+      const crit = this.CONSUME(TemplateTok);
+      this.CONSUME2(Newline);
+      this.ACTION(() => requires.push({ criterion: this.template(crit), span: join(tokenSpan(req), tokenSpan(crit)) }));
+    });
+    this.CONSUME(Dedent);
+    return this.ACTION(() => ({
+      kind: "Constrain",
+      target: target.image,
+      targetSpan: tokenSpan(target),
+      kwargs: kwargs ?? [],
+      requires,
+      span: join(tokenSpan(kw), requires[requires.length - 1]!.span),
+    }));
+  });
+
+  withInputStmt = this.RULE("withInputStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.with);
+    this.CONSUME(KW.input);
+    const expr = this.SUBRULE(this.expr);
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ kind: "WithInput", expr, body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  tryStmt = this.RULE("tryStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.try);
+    this.CONSUME(Colon);
+    const body = this.SUBRULE(this.block);
+    const handler = this.OPTION(() => this.SUBRULE(this.exceptClause));
+    const fin = this.OPTION2(() => {
+      const f = this.CONSUME(KW.finally);
+      this.CONSUME2(Colon);
+      const block = this.SUBRULE2(this.block);
+      return this.ACTION(() => ({ body: block.body, span: join(tokenSpan(f), block.span) }));
+    });
+    return this.ACTION(() => {
+      const end = fin ? fin.span : handler ? handler.span : body.span;
+      return {
+        kind: "Try",
+        body: body.body,
+        handler: handler ?? null,
+        finalBody: fin ? fin.body : null,
+        span: join(tokenSpan(kw), end),
+      };
+    });
+  });
+
+  exceptClause = this.RULE("exceptClause", (): ExceptClause => {
+    const kw = this.CONSUME(KW.except);
+    this.CONSUME(KW.as);
+    const name = this.SUBRULE(this.bindName, { ARGS: ["the name bound by except"] });
+    this.CONSUME(Colon);
+    const block = this.SUBRULE(this.block);
+    return this.ACTION(() => ({ name: name.name, nameSpan: name.span, body: block.body, span: join(tokenSpan(kw), block.span) }));
+  });
+
+  raiseStmt = this.RULE("raiseStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.raise);
+    const value = this.OPTION(() => this.SUBRULE(this.expr));
+    this.CONSUME(Newline);
+    return this.ACTION(() => ({
+      kind: "Raise",
+      value: value ?? null,
+      span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
+    }));
+  });
+
+  returnStmt = this.RULE("returnStmt", (): Stmt => {
+    const kw = this.CONSUME(KW.return);
+    const value = this.OPTION(() => this.SUBRULE(this.expr));
+    this.CONSUME(Newline);
+    return this.ACTION(() => ({
+      kind: "Return",
+      value: value ?? null,
+      span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
+    }));
+  });
+
+  simpleKeywordStmt = this.RULE("simpleKeywordStmt", (): Stmt => {
+    const tok = this.OR([
+      { ALT: () => this.CONSUME(KW.pass) },
+      { ALT: () => this.CONSUME(KW.break) },
+      { ALT: () => this.CONSUME(KW.continue) },
+    ]);
+    this.CONSUME(Newline);
+    return this.ACTION((): Stmt => {
+      const span = tokenSpan(tok);
+      if (tok.tokenType === KW.pass) return { kind: "Pass", span };
+      if (tok.tokenType === KW.break) return { kind: "Break", span };
+      return { kind: "Continue", span };
+    });
+  });
+
+  /** `expr` or `name = expr`: parsed as an expression first, the target is checked afterwards. */
+  exprStmt = this.RULE("exprStmt", (): Stmt => {
+    const first = this.SUBRULE(this.expr);
+    const value = this.OPTION(() => {
+      this.CONSUME(Equals);
+      return this.SUBRULE2(this.expr);
+    });
+    this.CONSUME(Newline);
+    return this.ACTION((): Stmt => {
+      if (value === undefined) return { kind: "ExprStmt", expr: first, span: first.span };
+      const span = join(first.span, value.span);
+      if (first.kind === "Name") return { kind: "Assign", target: first.name, targetSpan: first.span, value, span };
+      if (first.kind === "It") return { kind: "Assign", target: "it", targetSpan: first.span, value, span };
+      if (first.kind === "Bool") {
+        this.report("E010", `'${first.value}' is a reserved word and cannot be assigned`, first.span);
+      } else {
+        this.report("E001", "only a plain name can be assigned (not a member, index or call)", first.span);
+      }
+      return { kind: "ExprStmt", expr: value, span };
+    });
+  });
+
+  // ---------- argument lists ----------
+
+  /** `k=v, ...` with an optional trailing comma; stops before `)` or `}`. */
+  kwargList = this.RULE("kwargList", (): KwArg[] => {
+    const list: KwArg[] = [];
+    this.OPTION(() => {
+      list.push(this.SUBRULE(this.kwarg));
+      this.MANY({
+        GATE: () => !this.isCloser(this.LA(2).tokenType),
+        DEF: () => {
+          this.CONSUME(Comma);
+          list.push(this.SUBRULE2(this.kwarg));
+        },
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    return list;
+  });
+
+  kwarg = this.RULE("kwarg", (): KwArg => {
+    const name = this.CONSUME(Identifier);
+    this.CONSUME(Equals);
+    const value = this.SUBRULE(this.expr);
+    return this.ACTION(() => ({ name: name.image, nameSpan: tokenSpan(name), value }));
+  });
+
+  /** Positional then keyword arguments, optional trailing comma; stops before `)`. */
+  argList = this.RULE("argList", (): Args => {
+    const items: ArgItem[] = [];
+    this.OPTION(() => {
+      items.push(this.SUBRULE(this.arg));
+      this.MANY({
+        GATE: () => this.LA(2).tokenType !== RParen,
+        DEF: () => {
+          this.CONSUME(Comma);
+          items.push(this.SUBRULE2(this.arg));
+        },
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    return this.ACTION(() => {
+      const out: Args = { args: [], kwargs: [] };
+      for (const item of items) {
+        if (item.kind === "kw") {
+          out.kwargs.push(item.kw);
+        } else {
+          if (out.kwargs.length > 0) {
+            this.report("E001", "positional argument after a keyword argument", item.expr.span);
+          }
+          out.args.push(item.expr);
+        }
+      }
+      return out;
+    });
+  });
+
+  arg = this.RULE("arg", (): ArgItem =>
+    this.OR([
+      {
+        ALT: () => {
+          const kw = this.SUBRULE(this.kwarg);
+          return { kind: "kw" as const, kw };
+        },
+      },
+      {
+        ALT: () => {
+          const expr = this.SUBRULE(this.expr);
+          return { kind: "pos" as const, expr };
+        },
+      },
+    ]),
+  );
+
+  // ---------- expressions ----------
+
+  expr = this.RULE("expr", (): Expr => {
+    let left = this.SUBRULE(this.andExpr);
+    this.MANY(() => {
+      this.CONSUME(KW.or);
+      const right = this.SUBRULE2(this.andExpr);
+      left = this.ACTION(() => ({ kind: "Logical", op: "or", left, right, span: join(left.span, right.span) }));
+    });
+    return left;
+  });
+
+  andExpr = this.RULE("andExpr", (): Expr => {
+    let left = this.SUBRULE(this.notExpr);
+    this.MANY(() => {
+      this.CONSUME(KW.and);
+      const right = this.SUBRULE2(this.notExpr);
+      left = this.ACTION(() => ({ kind: "Logical", op: "and", left, right, span: join(left.span, right.span) }));
+    });
+    return left;
+  });
+
+  /** `not` is a prefix repeated iteratively (no recursion, so `not not ... x` cannot overflow). */
+  notExpr = this.RULE("notExpr", (): Expr => {
+    const nots: IToken[] = [];
+    this.MANY(() => nots.push(this.CONSUME(KW.not)));
+    const operand = this.SUBRULE(this.compareExpr);
+    return this.ACTION(() => {
+      let e = operand;
+      for (let i = nots.length - 1; i >= 0; i--) {
+        e = { kind: "Not", operand: e, span: join(tokenSpan(nots[i]!), e.span) };
+      }
+      return e;
+    });
+  });
+
+  /** Binary, not chained: `a < b < c` is refused (E001) rather than silently meaning something else. */
+  compareExpr = this.RULE("compareExpr", (): Expr => {
+    let left = this.SUBRULE(this.addExpr);
+    let count = 0;
+    this.MANY(() => {
+      const op = this.CONSUME(CompareOp);
+      const right = this.SUBRULE2(this.addExpr);
+      left = this.ACTION(() => {
+        count++;
+        if (count === 2) {
+          this.report("E001", "comparisons cannot be chained; combine them with 'and'", tokenSpan(op));
+        }
+        return this.binary(op, left, right);
+      });
+    });
+    return left;
+  });
+
+  addExpr = this.RULE("addExpr", (): Expr => {
+    let left = this.SUBRULE(this.postfixExpr);
+    this.MANY(() => {
+      const op = this.CONSUME(AddOp);
+      const right = this.SUBRULE2(this.postfixExpr);
+      left = this.ACTION(() => this.binary(op, left, right));
+    });
+    return left;
+  });
+
+  private binary(op: IToken, left: Expr, right: Expr): Expr {
+    const text = op.image;
+    if (!BINARY_OPS.has(text)) throw new Error(`internal: unexpected operator ${text}`);
+    return { kind: "Binary", op: text as "+", left, right, span: join(left.span, right.span) };
+  }
+
+  postfixExpr = this.RULE("postfixExpr", (): Expr => {
+    let e = this.SUBRULE(this.primary);
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            this.CONSUME(Dot);
+            const name = this.CONSUME(NameLike);
+            e = this.ACTION(() => {
+              const nameSpan = tokenSpan(name);
+              return { kind: "Member", object: e, name: name.image, nameSpan, span: join(e.span, nameSpan) };
+            });
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(LBracket);
+            const index = this.SUBRULE(this.expr);
+            const close = this.CONSUME(RBracket);
+            e = this.ACTION(() => ({ kind: "Index", object: e, index, span: join(e.span, tokenSpan(close)) }));
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(LParen);
+            const a = this.SUBRULE(this.argList);
+            const close = this.CONSUME(RParen);
+            e = this.ACTION(() => ({
+              kind: "Call",
+              callee: e,
+              args: a.args,
+              kwargs: a.kwargs,
+              span: join(e.span, tokenSpan(close)),
+            }));
+          },
+        },
+      ]);
+    });
+    return e;
+  });
+
+  primary = this.RULE("primary", (): Expr =>
+    this.OR([
+      { ALT: () => this.SUBRULE(this.parenExpr) },
+      {
+        ALT: () => {
+          const t = this.CONSUME(KW.true);
+          return this.ACTION(() => ({ kind: "Bool" as const, value: true, span: tokenSpan(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(KW.false);
+          return this.ACTION(() => ({ kind: "Bool" as const, value: false, span: tokenSpan(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(NumberTok);
+          return this.ACTION(() => ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(StringTok);
+          return this.ACTION(() => this.stringLit(t));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(TripleString);
+          return this.ACTION(() => this.stringLit(t));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(TemplateTok);
+          return this.ACTION(() => {
+            const template = this.template(t);
+            return { kind: "TemplateExpr" as const, template, span: template.span };
+          });
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(Identifier);
+          return this.ACTION(() => ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(KW.it);
+          return this.ACTION(() => ({ kind: "It" as const, span: tokenSpan(t) }));
+        },
+      },
+      { ALT: () => this.SUBRULE(this.listExpr) },
+      { ALT: () => this.SUBRULE(this.objectExpr) },
+      { ALT: () => this.SUBRULE(this.agentCall) },
+      { ALT: () => this.SUBRULE(this.predicate) },
+    ]),
+  );
+
+  /** `()` is unit; `(e)` groups. */
+  parenExpr = this.RULE("parenExpr", (): Expr => {
+    const open = this.CONSUME(LParen);
+    return this.OR([
+      {
+        ALT: () => {
+          const close = this.CONSUME(RParen);
+          return this.ACTION(() => ({ kind: "Unit" as const, span: join(tokenSpan(open), tokenSpan(close)) }));
+        },
+      },
+      {
+        ALT: () => {
+          const inner = this.SUBRULE(this.expr);
+          this.CONSUME2(RParen);
+          return inner;
+        },
+      },
+    ]);
+  });
+
+  listExpr = this.RULE("listExpr", (): Expr => {
+    const items: Expr[] = [];
+    const open = this.CONSUME(LBracket);
+    this.OPTION(() => {
+      items.push(this.SUBRULE(this.expr));
+      this.MANY({
+        GATE: () => this.LA(2).tokenType !== RBracket,
+        DEF: () => {
+          this.CONSUME(Comma);
+          items.push(this.SUBRULE2(this.expr));
+        },
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    const close = this.CONSUME(RBracket);
+    return this.ACTION(() => ({ kind: "List" as const, items, span: join(tokenSpan(open), tokenSpan(close)) }));
+  });
+
+  objectExpr = this.RULE("objectExpr", (): Expr => {
+    const entries: { key: string; keySpan: Span; value: Expr }[] = [];
+    const open = this.CONSUME(LBrace);
+    this.OPTION(() => {
+      entries.push(this.SUBRULE(this.objectEntry));
+      this.MANY({
+        GATE: () => this.LA(2).tokenType !== RBrace,
+        DEF: () => {
+          this.CONSUME(Comma);
+          entries.push(this.SUBRULE2(this.objectEntry));
+        },
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    const close = this.CONSUME(RBrace);
+    return this.ACTION(() => ({ kind: "Object" as const, entries, span: join(tokenSpan(open), tokenSpan(close)) }));
+  });
+
+  objectEntry = this.RULE("objectEntry", () => {
+    const key = this.OR([{ ALT: () => this.CONSUME(NameLike) }, { ALT: () => this.CONSUME(StringTok) }]);
+    this.CONSUME(Colon);
+    const value = this.SUBRULE(this.expr);
+    return this.ACTION(() => {
+      const keySpan = tokenSpan(key);
+      const name = key.tokenType === StringTok ? this.stringLit(key).value : key.image;
+      return { key: name, keySpan, value };
+    });
+  });
+
+  /** `@name`, `@name.with(k=v)` or `@{k=v}`, then a template and a mandatory argument list. */
+  agentCall = this.RULE("agentCall", (): AgentCall => {
+    const at = this.CONSUME(At);
+    const agent = this.OR([
+      {
+        ALT: (): AgentRef => {
+          const name = this.CONSUME(Identifier);
+          const withArgs = this.OPTION(() => {
+            this.CONSUME(Dot);
+            this.CONSUME(KW.with);
+            this.CONSUME(LParen);
+            const list = this.SUBRULE(this.kwargList);
+            const close = this.CONSUME(RParen);
+            return { list, close };
+          });
+          return this.ACTION(() => ({
+            kind: "NamedAgent" as const,
+            name: name.image,
+            nameSpan: tokenSpan(name),
+            with: withArgs ? withArgs.list : null,
+            span: join(tokenSpan(at), withArgs ? tokenSpan(withArgs.close) : tokenSpan(name)),
+          }));
+        },
+      },
+      {
+        ALT: (): AgentRef => {
+          this.CONSUME(LBrace);
+          const list = this.SUBRULE2(this.kwargList);
+          const close = this.CONSUME(RBrace);
+          return this.ACTION(() => ({
+            kind: "InlineAgent" as const,
+            kwargs: list,
+            span: join(tokenSpan(at), tokenSpan(close)),
+          }));
+        },
+      },
+    ]);
+    const tpl = this.CONSUME(TemplateTok);
+    this.CONSUME2(LParen);
+    const a = this.SUBRULE(this.argList);
+    const close = this.CONSUME2(RParen);
+    return this.ACTION(() => ({
+      kind: "AgentCall" as const,
+      agent,
+      template: this.template(tpl),
+      args: a.args,
+      kwargs: a.kwargs,
+      span: join(tokenSpan(at), tokenSpan(close)),
+    }));
+  });
+
+  /** `?`criterion`` or `?`criterion`(value)`; `?`c`()` is the same as no input. */
+  predicate = this.RULE("predicate", (): Predicate => {
+    const q = this.CONSUME(Question);
+    const tpl = this.CONSUME(TemplateTok);
+    const input = this.OPTION(() => {
+      this.CONSUME(LParen);
+      const value = this.OPTION2(() => this.SUBRULE(this.expr));
+      const close = this.CONSUME(RParen);
+      return { value, close };
+    });
+    return this.ACTION(() => ({
+      kind: "Predicate" as const,
+      criterion: this.template(tpl),
+      input: input?.value ?? null,
+      span: join(tokenSpan(q), input ? tokenSpan(input.close) : tokenSpan(tpl)),
+    }));
+  });
+}

@@ -1,0 +1,178 @@
+// Token vocabulary and the Chevrotain lexer. Layout tokens (NEWLINE/INDENT/DEDENT) have no pattern:
+// grammar/layout.ts synthesizes them from line structure after lexing.
+import { createToken, Lexer, type TokenType } from "chevrotain";
+
+// ---------- categories ----------
+
+/** Any reserved word (lets the parser accept one where a name is expected and report E010 instead of E001). */
+export const Keyword = createToken({ name: "Keyword", pattern: Lexer.NA });
+/** An identifier or a reserved word: member names (`x.error`, `a.with`) and object keys. */
+export const NameLike = createToken({ name: "NameLike", pattern: Lexer.NA });
+export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, label: "a comparison operator" });
+export const AddOp = createToken({ name: "AddOp", pattern: Lexer.NA, label: "'+' or '-'" });
+
+export const Identifier = createToken({
+  name: "Identifier",
+  pattern: /[A-Za-z_][A-Za-z0-9_]*/,
+  label: "a name",
+  categories: [NameLike],
+});
+
+const KEYWORD_LIST = [
+  "import", "from", "as", "export", "agent", "def", "return", "match", "case", "choose", "by", "option",
+  "constrain", "require", "with", "input", "if", "elif", "else", "while", "for", "in", "try", "except",
+  "finally", "raise", "pass", "break", "continue", "and", "or", "not", "it", "true", "false", "error",
+] as const;
+export type KeywordText = (typeof KEYWORD_LIST)[number];
+export const RESERVED_WORDS: ReadonlySet<string> = new Set(KEYWORD_LIST);
+
+function keyword(word: KeywordText): TokenType {
+  return createToken({
+    name: `Kw_${word}`,
+    pattern: new RegExp(word),
+    longer_alt: Identifier,
+    label: `'${word}'`,
+    categories: [Keyword, NameLike],
+  });
+}
+
+export const KW = Object.fromEntries(KEYWORD_LIST.map((w) => [w, keyword(w)])) as Record<KeywordText, TokenType>;
+
+// ---------- literals ----------
+
+export const TripleString = createToken({
+  name: "TripleString",
+  pattern: /"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""/,
+  line_breaks: true,
+  start_chars_hint: ['"'],
+  label: "a string",
+});
+/** `"""` never closed: reported as E003, runs to the end of the file. */
+export const UnterminatedTripleString = createToken({
+  name: "UnterminatedTripleString",
+  pattern: /"""[\s\S]*/,
+  line_breaks: true,
+  start_chars_hint: ['"'],
+});
+export const StringTok = createToken({
+  name: "String",
+  pattern: /"(?:[^"\\\n]|\\[^\n])*"/,
+  label: "a string",
+});
+/** `"` not closed on its line: reported as E003. */
+export const UnterminatedString = createToken({ name: "UnterminatedString", pattern: /"[^\n]*/ });
+/** Backtick template; a backslash pairs with the next character so that `\`` never closes it. */
+export const Template = createToken({
+  name: "Template",
+  pattern: /`(?:[^`\\]|\\[\s\S])*`/,
+  line_breaks: true,
+  start_chars_hint: ["`"],
+  label: "a template",
+});
+export const UnterminatedTemplate = createToken({
+  name: "UnterminatedTemplate",
+  pattern: /`[\s\S]*/,
+  line_breaks: true,
+  start_chars_hint: ["`"],
+});
+export const NumberTok = createToken({ name: "Number", pattern: /\d+(?:\.\d+)?/, label: "a number" });
+
+// ---------- punctuation ----------
+
+function punct(name: string, text: string, categories: TokenType[] = []): TokenType {
+  const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return createToken({ name, pattern: new RegExp(escaped), label: `'${text}'`, categories });
+}
+
+export const EqEq = punct("EqEq", "==", [CompareOp]);
+export const NotEq = punct("NotEq", "!=", [CompareOp]);
+export const LtEq = punct("LtEq", "<=", [CompareOp]);
+export const GtEq = punct("GtEq", ">=", [CompareOp]);
+export const Lt = punct("Lt", "<", [CompareOp]);
+export const Gt = punct("Gt", ">", [CompareOp]);
+export const Equals = punct("Equals", "=");
+export const Plus = punct("Plus", "+", [AddOp]);
+export const Minus = punct("Minus", "-", [AddOp]);
+export const At = punct("At", "@");
+export const Question = punct("Question", "?");
+export const Dot = punct("Dot", ".");
+export const Comma = punct("Comma", ",");
+export const Colon = punct("Colon", ":");
+export const LParen = punct("LParen", "(");
+export const RParen = punct("RParen", ")");
+export const LBracket = punct("LBracket", "[");
+export const RBracket = punct("RBracket", "]");
+export const LBrace = punct("LBrace", "{");
+export const RBrace = punct("RBrace", "}");
+
+// ---------- skipped ----------
+
+const Spaces = createToken({ name: "Spaces", pattern: /[ \t\f]+/, group: Lexer.SKIPPED });
+const LineBreak = createToken({ name: "LineBreak", pattern: /\n/, line_breaks: true, group: Lexer.SKIPPED });
+const Comment = createToken({ name: "Comment", pattern: /#[^\n]*/, group: Lexer.SKIPPED });
+
+// ---------- layout (synthesized) ----------
+
+export const Newline = createToken({ name: "NEWLINE", pattern: Lexer.NA, label: "NEWLINE" });
+export const Indent = createToken({ name: "INDENT", pattern: Lexer.NA, label: "an indented block" });
+export const Dedent = createToken({ name: "DEDENT", pattern: Lexer.NA, label: "the end of the block" });
+
+/** Order matters: Chevrotain takes the first pattern that matches, so longer forms come first. */
+const lexedTokens: TokenType[] = [
+  Spaces,
+  LineBreak,
+  Comment,
+  TripleString,
+  UnterminatedTripleString,
+  StringTok,
+  UnterminatedString,
+  Template,
+  UnterminatedTemplate,
+  NumberTok,
+  // Longest first, so that `in` never shadows `input` (longer_alt only rescues identifiers).
+  ...Object.values(KW).sort((a, b) => String(b.PATTERN).length - String(a.PATTERN).length),
+  Identifier,
+  EqEq,
+  NotEq,
+  LtEq,
+  GtEq,
+  Lt,
+  Gt,
+  Equals,
+  Plus,
+  Minus,
+  At,
+  Question,
+  Dot,
+  Comma,
+  Colon,
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  LBrace,
+  RBrace,
+];
+
+/** Every token type the parser knows, categories included. */
+export const allTokens: TokenType[] = [
+  Keyword,
+  NameLike,
+  CompareOp,
+  AddOp,
+  Newline,
+  Indent,
+  Dedent,
+  ...lexedTokens,
+];
+
+export const lexer = new Lexer(lexedTokens, {
+  positionTracking: "full",
+  ensureOptimizations: true,
+  // Line terminators are normalised to "\n" before lexing (grammar/index.ts).
+  lineTerminatorsPattern: /\n/g,
+  lineTerminatorCharacters: ["\n"],
+});
+
+export const OPENERS: ReadonlySet<TokenType> = new Set([LParen, LBracket, LBrace]);
+export const CLOSERS: ReadonlySet<TokenType> = new Set([RParen, RBracket, RBrace]);
