@@ -13,6 +13,15 @@ export interface Site {
   span: Span;
 }
 
+/**
+ * The caller's side of a call: how deep the VVM call stack is (for the recursion limit) and the signal
+ * that cancels this line of work (Ctrl-C, or a failed pmap sibling). Optional so outside callers can omit it.
+ */
+export interface CallEnv {
+  readonly depth: number;
+  readonly signal: AbortSignal;
+}
+
 /** A callable value: a user `def` (closure) or a standard-library builtin. */
 export interface VFunction {
   readonly type: "function";
@@ -22,8 +31,8 @@ export interface VFunction {
   /** True when calling this may suspend (agent calls, judges, pmap, or unknown callees). */
   readonly isAsync: boolean;
   /** Positional then keyword arguments, already evaluated left to right. */
-  callSync?(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site): Value;
-  call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site): Value | Promise<Value>;
+  callSync?(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value;
+  call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value>;
 }
 
 /** An agent configuration: declared, imported, derived with `.with(...)`, or inline. */

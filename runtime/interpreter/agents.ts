@@ -1,0 +1,17 @@
+// Agent configurations: derivation with `.with(...)` (LANGUAGE.md §3 merge rule) and inline agents.
+import { VAgent, type Site, type Value, type VObject } from "../values.ts";
+
+/** Scalars replace, objects merge one level deep (override keys win), lists replace. */
+export function deriveAgent(base: VAgent, overrides: Map<string, Value>, site: Site): VAgent {
+  const config: VObject = new Map(base.config);
+  for (const [k, v] of overrides) {
+    const old = config.get(k);
+    config.set(k, old instanceof Map && v instanceof Map ? new Map([...old, ...v]) : v);
+  }
+  const name = base.name.endsWith(".with") ? base.name : `${base.name}.with`;
+  return new VAgent(name, config, site);
+}
+
+export function inlineAgent(config: Map<string, Value>, site: Site): VAgent {
+  return new VAgent("<inline>", new Map(config), site);
+}

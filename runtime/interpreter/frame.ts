@@ -1,0 +1,58 @@
+// Activation records and the control signals the compiled closures pass around.
+import { thrown, VvmRaise, type CallEnv, type Site, type Value } from "../values.ts";
+
+/** One function activation (or a module's top level). `undefined` in a slot means "not bound yet". */
+export class Frame implements CallEnv {
+  /** the value of a `return`, read when the body reports RETURN */
+  ret: Value = null;
+  /** the error value being handled by the innermost `except` of this activation (bare `raise`) */
+  caught: Value | undefined = undefined;
+  constructor(
+    readonly s: (Value | undefined)[],
+    /** the frame the function was defined in (closures), null at module level */
+    readonly p: Frame | null,
+    public it: Value,
+    readonly depth: number,
+    readonly signal: AbortSignal,
+  ) {}
+}
+
+/** Statement completion codes: cheaper than exceptions for the common control transfers. */
+export const NORMAL = 0;
+export const BREAK = 1;
+export const CONTINUE = 2;
+export const RETURN = 3;
+export type Completion = 0 | 1 | 2 | 3;
+
+/** Ctrl-C (or a cancelled pmap sibling): unwinds everything; `except` never sees it and `finally` does not run. */
+export class Interrupted extends Error {
+  constructor() {
+    super("interrupted");
+    this.name = "Interrupted";
+  }
+}
+
+/**
+ * Deepest VVM call nesting. Each VVM call uses several JS frames; this keeps a 10,000-deep recursion
+ * far from Node's stack limit and turns it into a catchable `thrown` error instead.
+ */
+export const RECURSION_LIMIT = 2000;
+
+const never = new AbortController().signal;
+export const ROOT_ENV: CallEnv = { depth: 0, signal: never };
+
+/** Loops poll the abort signal once per this many iterations (a power of two minus one, used as a mask). */
+export const POLL_MASK = 1023;
+
+/** Turn what a `try` caught into a VVM raise, or null when it must keep propagating (interrupts, internal bugs). */
+export function asRaise(err: unknown, site: Site | null): VvmRaise | null {
+  if (err instanceof VvmRaise) return err;
+  if (err instanceof RangeError) {
+    // Node's own stack overflow (or an impossible array size): a program error, not a crash.
+    const msg = /call stack/i.test(err.message)
+      ? `recursion too deep (the JavaScript stack overflowed; the limit is ${RECURSION_LIMIT} nested calls)`
+      : `value too large: ${err.message}`;
+    return thrown(msg, site);
+  }
+  return null;
+}

@@ -1,0 +1,154 @@
+// The evaluator's entry point: load every module once (imports first), run the entry, collect exports.
+import type { ExportStmt, Span } from "../../src/ast.ts";
+import type { CheckResult } from "../../src/program.ts";
+import type { RunContext, RunOutcome } from "../context.ts";
+import { thrown, VAgent, type Value } from "../values.ts";
+import { createStdlib } from "../../stdlib/index.ts";
+import { ModuleCompiler } from "./compile.ts";
+import { asRaise, Interrupted, type Frame } from "./frame.ts";
+
+/** What other modules (and the run's output) can see of a module after it ran. */
+interface LoadedModule {
+  /** export key → value, in export order */
+  exports: Map<string, Value>;
+  agents: Map<string, VAgent>;
+}
+
+export async function runProgram(checked: CheckResult, ctx: RunContext): Promise<RunOutcome> {
+  const loader = new Loader(checked, ctx);
+  try {
+    const entry = await loader.load(checked.entry);
+    return { kind: "ok", exports: entry.exports };
+  } catch (err) {
+    if (err instanceof Interrupted) return { kind: "interrupted" };
+    const r = asRaise(err, null);
+    if (r) {
+      if (ctx.signal.aborted) return { kind: "interrupted" };
+      return { kind: "raised", error: r.value, site: r.site };
+    }
+    throw err;
+  }
+}
+
+class Loader {
+  private readonly builtins;
+  private readonly loaded = new Map<string, Promise<LoadedModule>>();
+
+  constructor(
+    private readonly checked: CheckResult,
+    private readonly ctx: RunContext,
+  ) {
+    this.builtins = createStdlib({ concurrency: ctx.concurrency });
+  }
+
+  /** Each module runs exactly once per run, keyed by its canonical path. */
+  load(path: string): Promise<LoadedModule> {
+    let p = this.loaded.get(path);
+    if (!p) {
+      p = this.run(path);
+      this.loaded.set(path, p);
+    }
+    return p;
+  }
+
+  private async run(path: string): Promise<LoadedModule> {
+    const info = this.checked.modules.get(path);
+    if (!info) throw new Error(`internal: module ${path} was not loaded by the validator`);
+    const mc = new ModuleCompiler(info, this.ctx, this.builtins);
+    const f = mc.moduleFrame();
+    const body = info.program.body;
+
+    // 1. Imports, in source order: the imported module runs (once) before this one's statements.
+    for (const s of body) {
+      if (s.kind !== "FromImport") continue;
+      const target = info.imports.get(s);
+      if (target === undefined) throw new Error(`internal: unresolved import ${s.path.value} in ${path}`);
+      const m = await this.load(target);
+      const local = s.alias ?? s.name;
+      const site = mc.site(s.span);
+      if (s.isAgent) {
+        const a = m.agents.get(s.name);
+        if (!a) throw thrown(`${s.path.value} does not export @${s.name}`, site);
+        mc.agents.set(local, a);
+      } else {
+        const v = m.exports.get(s.name);
+        if (v === undefined) throw thrown(`${s.path.value} does not export '${s.name}'`, site);
+        f.s[mc.slotOf(mc.moduleScope, local)] = v;
+      }
+    }
+
+    // 2. Hoisted declarations: agents (configuration literals and perm(...)), then functions.
+    for (const s of body) {
+      if (s.kind !== "AgentDecl") continue;
+      const site = mc.site(s.span);
+      const config = new Map<string, Value>();
+      for (const k of s.kwargs) {
+        const c = mc.expr(k.value, mc.moduleScope);
+        config.set(k.name, c.async ? await c.run(f) : c.run(f));
+      }
+      mc.agents.set(s.name, new VAgent(s.name, config, site));
+    }
+    mc.hoistDefs(f);
+
+    // 3. The statements.
+    const main = mc.compileModuleBody();
+    if (main.async) await main.run(f);
+    else main.run(f);
+
+    // 4. Exports, materialised now (hoisted: position and repetition do not matter).
+    return { exports: await this.exports(mc, f, body.filter((s): s is ExportStmt => s.kind === "Export")), agents: this.agentExports(mc, body) };
+  }
+
+  private async exports(mc: ModuleCompiler, f: Frame, stmts: ExportStmt[]): Promise<Map<string, Value>> {
+    const out = new Map<string, Value>();
+    for (const s of stmts) {
+      const t = s.target;
+      switch (t.kind) {
+        case "agent":
+          break;
+        case "name": {
+          const slot = mc.moduleScope.slots.get(t.name);
+          const v = slot === undefined ? undefined : f.s[slot];
+          if (v !== undefined) out.set(t.name, v);
+          else if (mc.agents.has(t.name)) break; // `export name` of an agent: configuration, like `export @name`
+          else throw thrown(`exported name '${t.name}' was never given a value`, mc.site(t.nameSpan));
+          break;
+        }
+        case "expr": {
+          const c = mc.expr(t.expr, mc.moduleScope);
+          const v = c.async ? await c.run(f) : c.run(f);
+          // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source text.
+          if (v instanceof Map) for (const [k, x] of v) out.set(k, x);
+          else out.set(sourceText(mc.info.source, t.expr.span), v);
+          break;
+        }
+        default: {
+          const never: never = t;
+          return never;
+        }
+      }
+    }
+    return out;
+  }
+
+  private agentExports(mc: ModuleCompiler, body: ExportStmt["kind"] extends string ? typeof mc.info.program.body : never): Map<string, VAgent> {
+    const out = new Map<string, VAgent>();
+    for (const s of body) {
+      if (s.kind !== "Export") continue;
+      const name = s.target.kind === "agent" || s.target.kind === "name" ? s.target.name : null;
+      const a = name === null ? undefined : mc.agents.get(name);
+      if (a && name !== null) out.set(name, a);
+    }
+    return out;
+  }
+}
+
+/** The text a span covers (1-based line/column, end exclusive). */
+export function sourceText(source: string, span: Span): string {
+  const lines = source.split(/\r?\n/);
+  if (span.line === span.endLine) return (lines[span.line - 1] ?? "").slice(span.col - 1, span.endCol - 1);
+  const parts = [(lines[span.line - 1] ?? "").slice(span.col - 1)];
+  for (let l = span.line + 1; l < span.endLine; l++) parts.push(lines[l - 1] ?? "");
+  parts.push((lines[span.endLine - 1] ?? "").slice(0, span.endCol - 1));
+  return parts.join("\n").replace(/\s+/g, " ");
+}

@@ -1,0 +1,224 @@
+// Static name resolution and the "can this suspend?" analysis that lets most code run synchronously.
+import type { DefStmt, Expr, Stmt } from "../../src/ast.ts";
+import type { ModuleInfo } from "../../src/program.ts";
+import { innerBlocks, scopeBindings } from "../../src/resolve/scopes.ts";
+import { functionParams } from "../../stdlib/index.ts";
+
+/** One function body (or a module's top level): its names and where each lives in the frame. */
+export class Scope {
+  readonly slots = new Map<string, number>();
+  /** names whose only binding in this scope is one `def`: a call through them has a known target */
+  readonly defOnly = new Map<string, DefStmt>();
+  /** `def`s directly in this body, bound (hoisted) on entry */
+  readonly defs: DefStmt[] = [];
+  constructor(
+    readonly parent: Scope | null,
+    readonly def: DefStmt | null,
+  ) {}
+
+  add(name: string): number {
+    let i = this.slots.get(name);
+    if (i === undefined) {
+      i = this.slots.size;
+      this.slots.set(name, i);
+    }
+    return i;
+  }
+}
+
+export type Resolution =
+  | { kind: "slot"; depth: number; index: number; scope: Scope }
+  | { kind: "agent" }
+  | { kind: "builtin" }
+  | { kind: "none" };
+
+/** Module-wide facts the analysis needs. */
+export interface ModuleNames {
+  /** declared and imported agents (the `@` namespace) */
+  agents: ReadonlySet<string>;
+  builtins: ReadonlySet<string>;
+}
+
+export function resolve(scope: Scope, name: string, names: ModuleNames): Resolution {
+  let depth = 0;
+  for (let s: Scope | null = scope; s; s = s.parent, depth++) {
+    const index = s.slots.get(name);
+    if (index !== undefined) return { kind: "slot", depth, index, scope: s };
+  }
+  if (names.agents.has(name)) return { kind: "agent" };
+  if (names.builtins.has(name)) return { kind: "builtin" };
+  return { kind: "none" };
+}
+
+/** Scopes for a module and every `def` in it (nested ones included), keyed by their DefStmt. */
+export function buildScopes(info: ModuleInfo): { module: Scope; functions: Map<DefStmt, Scope> } {
+  const module = new Scope(null, null);
+  for (const n of info.moduleNames) module.add(n);
+  const functions = new Map<DefStmt, Scope>();
+  fill(module, info.program.body, info, functions);
+  return { module, functions };
+}
+
+function fill(scope: Scope, body: Stmt[], info: ModuleInfo, functions: Map<DefStmt, Scope>): void {
+  if (scope.def) {
+    for (const p of scope.def.params) scope.add(p.name);
+    // The validator's local set is authoritative; scopeBindings below finds the same names plus their kinds.
+    for (const n of info.locals.get(scope.def) ?? []) scope.add(n);
+  }
+  for (const s of body) collectDefs(s, scope.defs);
+  const defCount = new Map<string, number>();
+  const otherBound = new Set<string>(scope.def ? scope.def.params.map((p) => p.name) : []);
+  for (const b of scopeBindings(body)) {
+    if (b.name === "it") continue;
+    scope.add(b.name);
+    if (b.kind === "def") defCount.set(b.name, (defCount.get(b.name) ?? 0) + 1);
+    else otherBound.add(b.name);
+  }
+  for (const d of scope.defs) if (defCount.get(d.name) === 1 && !otherBound.has(d.name)) scope.defOnly.set(d.name, d);
+  for (const d of scope.defs) {
+    const inner = new Scope(scope, d);
+    functions.set(d, inner);
+    fill(inner, d.body, info, functions);
+  }
+}
+
+/** `def`s anywhere in a body's blocks (but not inside other defs). */
+function collectDefs(s: Stmt, out: DefStmt[]): void {
+  if (s.kind === "Def") out.push(s);
+  else for (const b of innerBlocks(s)) for (const x of b) collectDefs(x, out);
+}
+
+/**
+ * Which defs may suspend (reach an agent call, a judge, or a call whose target is not known statically).
+ * Least fixpoint: start with none, add a def when its body suspends given the current set.
+ */
+export function asyncDefs(functions: Map<DefStmt, Scope>, names: ModuleNames): Set<DefStmt> {
+  const out = new Set<DefStmt>();
+  const a = new Analysis(names, out);
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const [def, scope] of functions) {
+      if (!out.has(def) && a.block(def.body, scope)) {
+        out.add(def);
+        changed = true;
+      }
+    }
+  }
+  return out;
+}
+
+export class Analysis {
+  constructor(
+    private readonly names: ModuleNames,
+    readonly asyncSet: ReadonlySet<DefStmt>,
+  ) {}
+
+  block(body: Stmt[], scope: Scope): boolean {
+    return body.some((s) => this.stmt(s, scope));
+  }
+
+  stmt(s: Stmt, scope: Scope): boolean {
+    switch (s.kind) {
+      case "AgentDecl":
+      case "Def":
+      case "SkillImport":
+      case "FromImport":
+      case "Export":
+      case "Pass":
+      case "Break":
+      case "Continue":
+        return false;
+      case "Choose":
+      case "Constrain":
+        return true;
+      case "If":
+        return s.branches.some((b) => this.expr(b.cond, scope) || this.block(b.body, scope)) || (s.orelse !== null && this.block(s.orelse, scope));
+      case "While":
+        return this.expr(s.cond, scope) || this.block(s.body, scope);
+      case "For":
+        return this.expr(s.iter, scope) || this.block(s.body, scope);
+      case "Match":
+        return this.expr(s.subject, scope) || s.cases.some((c) => c.pattern.kind === "Semantic" || this.block(c.body, scope));
+      case "WithInput":
+        return this.expr(s.expr, scope) || this.block(s.body, scope);
+      case "Try":
+        return this.block(s.body, scope) || (s.handler !== null && this.block(s.handler.body, scope)) || (s.finalBody !== null && this.block(s.finalBody, scope));
+      case "Raise":
+      case "Return":
+        return s.value !== null && this.expr(s.value, scope);
+      case "Assign":
+        return this.expr(s.value, scope);
+      case "ExprStmt":
+        return this.expr(s.expr, scope);
+      default: {
+        const never: never = s;
+        return never;
+      }
+    }
+  }
+
+  expr(e: Expr, scope: Scope): boolean {
+    switch (e.kind) {
+      case "Unit":
+      case "Bool":
+      case "Number":
+      case "String":
+      case "TemplateExpr":
+      case "Name":
+      case "It":
+        return false;
+      case "List":
+        return e.items.some((x) => this.expr(x, scope));
+      case "Object":
+        return e.entries.some((x) => this.expr(x.value, scope));
+      case "Binary":
+      case "Logical":
+        return this.expr(e.left, scope) || this.expr(e.right, scope);
+      case "Not":
+        return this.expr(e.operand, scope);
+      case "Member":
+        return this.expr(e.object, scope);
+      case "Index":
+        return this.expr(e.object, scope) || this.expr(e.index, scope);
+      case "Call":
+        if (e.args.some((x) => this.expr(x, scope)) || e.kwargs.some((k) => this.expr(k.value, scope))) return true;
+        return !this.callIsSync(e, scope);
+      case "AgentCall":
+      case "Predicate":
+        return true;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  }
+
+  /** The def a name certainly refers to, if any. */
+  staticDef(name: string, scope: Scope): DefStmt | null {
+    const r = resolve(scope, name, this.names);
+    return r.kind === "slot" ? (r.scope.defOnly.get(name) ?? null) : null;
+  }
+
+  /** True when the callee is known and cannot suspend given these arguments (arguments themselves aside). */
+  callIsSync(e: Extract<Expr, { kind: "Call" }>, scope: Scope): boolean {
+    if (e.callee.kind !== "Name") return false;
+    const name = e.callee.name;
+    const r = resolve(scope, name, this.names);
+    if (r.kind === "slot") {
+      const def = r.scope.defOnly.get(name);
+      return def !== undefined && !this.asyncSet.has(def);
+    }
+    if (r.kind !== "builtin") return false;
+    const fp = functionParams(name);
+    if (!fp) return false;
+    const fnArgs: Expr[] = [];
+    for (const i of fp.positions) if (e.args[i]) fnArgs.push(e.args[i] as Expr);
+    for (const k of e.kwargs) if (fp.names.includes(k.name)) fnArgs.push(k.value);
+    return fnArgs.every((a) => {
+      if (a.kind !== "Name") return false;
+      const def = this.staticDef(a.name, scope);
+      return def !== null && !this.asyncSet.has(def);
+    });
+  }
+}
