@@ -129,6 +129,7 @@ function parseUnsafe(source: string, path: string): ParseResult {
   const body: Program["body"] = [];
   parser.path = path;
   parser.diags = [];
+  parser.pendingLambdas = [];
   let from = 0;
   let syntaxErrors = 0;
   while (from < stream.length) {
@@ -137,6 +138,7 @@ function parseUnsafe(source: string, path: string): ParseResult {
     // On a syntax error the rule aborts; its complete top-level statements are still in `parsed.body`.
     body.push(...parser.collected);
     parser.collected = [];
+    parser.pendingLambdas = [];
     void parsed;
     const err = parser.errors[0];
     if (err === undefined) break;

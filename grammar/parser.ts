@@ -124,13 +124,25 @@ export class VvmParser extends EmbeddedActionsParser {
 
   /** complete top-level statements, kept even when a later one fails (see grammar/index.ts) */
   collected: Stmt[] = [];
+  /**
+   * `lambda` expressions become synthetic nested `def`s placed just before the statement that holds them
+   * (spec/dialect.md); they wait here until that statement is complete.
+   */
+  pendingLambdas: Stmt[] = [];
+
+  /** Push `s`, preceded by the lambda definitions created while parsing it. */
+  private pushStmt(body: Stmt[], mark: number, s: Stmt): void {
+    if (this.pendingLambdas.length > mark) body.push(...this.pendingLambdas.splice(mark));
+    body.push(s);
+  }
 
   // ---------- statements ----------
 
   program = this.RULE("program", (): void => {
     this.MANY(() => {
+      const mark = this.ACTION(() => this.pendingLambdas.length);
       const s = this.SUBRULE(this.stmt);
-      this.ACTION(() => this.collected.push(s));
+      this.ACTION(() => this.pushStmt(this.collected, mark, s));
     });
   });
 
@@ -161,7 +173,11 @@ export class VvmParser extends EmbeddedActionsParser {
     const body: Stmt[] = [];
     const nl = this.CONSUME(Newline);
     this.CONSUME(Indent);
-    this.AT_LEAST_ONE(() => body.push(this.SUBRULE(this.stmt)));
+    this.AT_LEAST_ONE(() => {
+      const mark = this.ACTION(() => this.pendingLambdas.length);
+      const s = this.SUBRULE(this.stmt);
+      this.ACTION(() => this.pushStmt(body, mark, s));
+    });
     this.CONSUME(Dedent);
     return this.ACTION(() => ({ body, span: lastSpan(body, tokenSpan(nl)) }));
   });
@@ -808,6 +824,11 @@ export class VvmParser extends EmbeddedActionsParser {
         },
       },
       {
+        // `lambda` is not reserved: it only starts a lambda when a parameter name follows.
+        GATE: () => this.LA(1).image === "lambda" && this.LA(2).tokenType === Identifier,
+        ALT: () => this.SUBRULE(this.lambdaExpr),
+      },
+      {
         ALT: () => {
           const t = this.CONSUME(Identifier);
           return this.ACTION(() => ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) }));
@@ -825,6 +846,39 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.predicate) },
     ]),
   );
+
+  /**
+   * Dialect: `lambda a, b: expr` (upstream examples 20 and 22). Desugared to a nested
+   * `def <lambda:L:C>(a, b): return expr` placed before the enclosing statement; the expression is a
+   * reference to it. Closures over the enclosing function work exactly as for a nested `def`.
+   */
+  lambdaExpr = this.RULE("lambdaExpr", (): Expr => {
+    const kw = this.CONSUME(Identifier);
+    const params: Param[] = [];
+    const first = this.CONSUME2(Identifier);
+    this.ACTION(() => params.push({ name: first.image, span: tokenSpan(first) }));
+    this.MANY(() => {
+      this.CONSUME(Comma);
+      const p = this.CONSUME3(Identifier);
+      this.ACTION(() => params.push({ name: p.image, span: tokenSpan(p) }));
+    });
+    this.CONSUME(Colon);
+    const body = this.SUBRULE(this.expr);
+    return this.ACTION((): Expr => {
+      const kwSpan = tokenSpan(kw);
+      const span = join(kwSpan, body.span);
+      const name = `<lambda:${kwSpan.line}:${kwSpan.col}>`;
+      this.pendingLambdas.push({
+        kind: "Def",
+        name,
+        nameSpan: kwSpan,
+        params,
+        body: [{ kind: "Return", value: body, span: body.span }],
+        span,
+      });
+      return { kind: "Name", name, span };
+    });
+  });
 
   /** `()` is unit; `(e)` groups. */
   parenExpr = this.RULE("parenExpr", (): Expr => {
