@@ -421,6 +421,7 @@ export class ModuleCompiler {
           kw = new Map();
           for (let i = 0; i < nkw; i++) setKw(kw, kwNames[i] as string, (kr[i] as SyncE)(f), site);
         }
+        if (fn instanceof UserFunction) return fn.callSync(argv, kw, f.it, site, f);
         if (!isFunction(fn)) throw notCallable(fn, site);
         const r = fn.callSync ? fn.callSync(argv, kw, f.it, site, f) : fn.call(argv, kw, f.it, site, f);
         if (r instanceof Promise) throw new Error(`internal: call to ${fn.name} suspended where the analysis said it could not`);
@@ -1128,7 +1129,16 @@ class UserFunction implements VFunction {
     if (args.length > n) {
       throw thrown(`${this.name}() takes ${n} argument${n === 1 ? "" : "s"} but ${args.length} were given`, site);
     }
-    const s: (Value | undefined)[] = new Array(c.nslots);
+    let s: (Value | undefined)[];
+    if (kwargs === null && args.length === n) {
+      // The common case: the caller's fresh argument array becomes the frame (callers never reuse it).
+      s = args;
+      for (let i = n; i < c.nslots; i++) s.push(undefined);
+      const f = new Frame(s, this.closure, it, depth, env.signal);
+      for (const h of c.nested) s[h.slot] = this.owner.makeFunction(h.def, f);
+      return f;
+    }
+    s = new Array(c.nslots);
     for (let i = 0; i < args.length; i++) s[i] = args[i];
     if (kwargs !== null) {
       for (const [k, v] of kwargs) {

@@ -33,10 +33,11 @@ export class Interrupted extends Error {
 }
 
 /**
- * Deepest VVM call nesting. Each VVM call uses several JS frames; this keeps a 10,000-deep recursion
- * far from Node's stack limit and turns it into a catchable `thrown` error instead.
+ * Deepest VVM call nesting (Python's default too). Each VVM call takes several JS frames (about 1 KB of
+ * Node's ~1 MB stack for a simple body), so a limit keeps deep recursion a catchable `thrown` error;
+ * bodies that nest expressions deeply can still hit the JS limit first, which `asRaise` turns into `thrown`.
  */
-export const RECURSION_LIMIT = 2000;
+export const RECURSION_LIMIT = 1000;
 
 const never = new AbortController().signal;
 export const ROOT_ENV: CallEnv = { depth: 0, signal: never };

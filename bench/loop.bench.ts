@@ -1,0 +1,92 @@
+// Interpreter speed: a 1,000,000-iteration `while` loop calling a two-argument `def`, run by the built CLI
+// (`node bin/vvm.js run`) and by `python3` on the equivalent program, process to process, median of 5.
+// Target: vvm at most 1.5x CPython's time (NOTES.md "Interpreter speed").
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROUNDS = 5;
+const TARGET = 1.5;
+
+const VVM = `def step(acc, i):
+  return acc + i - 1
+
+total = 0
+i = 0
+while i < 1000000:
+  total = step(total, i)
+  i = i + 1
+
+export total
+`;
+
+const PYTHON = `def step(acc, i):
+    return acc + i - 1
+
+total = 0
+i = 0
+while i < 1000000:
+    total = step(total, i)
+    i = i + 1
+
+print(total)
+`;
+
+const EXPECTED = 499998500000;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+function timed(cmd: string, args: string[], check: (stdout: string) => void): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ANTHROPIC_API_KEY: "" } });
+  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  check(r.stdout);
+  return secs;
+}
+
+export async function run(): Promise<void> {
+  const bin = path.join(ROOT, "bin/vvm.js");
+  if (!existsSync(path.join(ROOT, "dist/src/start.js"))) throw new Error("dist/ is missing: run `npm run build` first");
+  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-loop-"));
+  try {
+    const vvmFile = path.join(dir, "loop.vvm");
+    const pyFile = path.join(dir, "loop.py");
+    await writeFile(vvmFile, VVM);
+    await writeFile(pyFile, PYTHON);
+    const checkVvm = (out: string) => {
+      const total = (JSON.parse(out) as { total: number }).total;
+      if (total !== EXPECTED) throw new Error(`vvm computed ${total}, expected ${EXPECTED}`);
+    };
+    const checkPy = (out: string) => {
+      if (Number(out.trim()) !== EXPECTED) throw new Error(`python computed ${out.trim()}, expected ${EXPECTED}`);
+    };
+    const v: number[] = [];
+    const p: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternate the order so neither side always runs on a warmer machine.
+      if (r % 2 === 0) {
+        v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
+        p.push(timed("python3", [pyFile], checkPy));
+      } else {
+        p.push(timed("python3", [pyFile], checkPy));
+        v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
+      }
+    }
+    const vm = median(v);
+    const pm = median(p);
+    const ratio = vm / pm;
+    process.stdout.write(
+      `loop 1M calls: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

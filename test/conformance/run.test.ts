@@ -1,0 +1,118 @@
+// Runs every test/conformance/run/*.vvm and compares its exports, exit code and stderr with the
+// expectations written in its comments (format: test/conformance/README.md).
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkProgram } from "../../src/check.ts";
+import { hasErrors } from "../../src/diagnostics.ts";
+import { runProgram } from "../../runtime/interpreter/index.ts";
+import { noTrace } from "../../runtime/trace.ts";
+import { fromJSON, toJSON, type Value } from "../../runtime/values.ts";
+import { runCli, ROOT } from "../support/cli.ts";
+import { FakeAgents, type FakeScript } from "../support/fake-agents.ts";
+
+const DIR = path.join(ROOT, "test/conformance/run");
+
+interface Expectations {
+  exports: unknown;
+  exit: number;
+  stderr: string[];
+  fake: FakeScript | null;
+  calls: number | null;
+}
+
+export function parseExpectations(source: string): Expectations {
+  const lines = source.split(/\r?\n/);
+  const out: Expectations = { exports: undefined, exit: 0, stderr: [], fake: null, calls: null };
+  const fake: Required<Pick<FakeScript, "replies" | "verdicts" | "choices">> = { replies: [], verdicts: [], choices: [] };
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^# (expect-[a-z]+|fake-[a-z]+|agents):\s*(.*)$/.exec(lines[i] as string);
+    if (!m) continue;
+    const [, key, rest] = m as unknown as [string, string, string];
+    const pair = () => {
+      const k = rest.indexOf("=>");
+      if (k < 0) throw new Error(`${key} needs 'substring => value': ${rest}`);
+      return [rest.slice(0, k).trim(), rest.slice(k + 2).trim()] as const;
+    };
+    switch (key) {
+      case "expect-exports": {
+        let json = rest;
+        while (i + 1 < lines.length && /^#( |$)/.test(lines[i + 1] as string) && !/^# (expect-|fake-|agents:)/.test(lines[i + 1] as string)) {
+          json += "\n" + (lines[++i] as string).slice(2);
+        }
+        out.exports = JSON.parse(json);
+        break;
+      }
+      case "expect-exit":
+        out.exit = Number(rest);
+        break;
+      case "expect-stderr":
+        out.stderr.push(rest);
+        break;
+      case "expect-calls":
+        out.calls = Number(rest);
+        break;
+      case "agents":
+        if (rest.trim() !== "fake") throw new Error(`unknown agents: ${rest}`);
+        out.fake = fake;
+        break;
+      case "fake-reply": {
+        const [k, v] = pair();
+        fake.replies.push([k, fromJSON(JSON.parse(v)) as Value]);
+        break;
+      }
+      case "fake-verdict": {
+        const [k, v] = pair();
+        fake.verdicts.push([k, v === "raise" ? "raise" : v === "true"]);
+        break;
+      }
+      case "fake-choice": {
+        const [k, v] = pair();
+        fake.choices.push([k, v]);
+        break;
+      }
+      default:
+        throw new Error(`unknown directive ${key}`);
+    }
+  }
+  return out;
+}
+
+async function runWithFake(file: string, script: FakeScript) {
+  const checked = await checkProgram(file);
+  if (hasErrors(checked.diagnostics)) {
+    return { code: 2, stdout: "", stderr: checked.diagnostics.map((d) => `${d.code} ${d.message}`).join("\n"), agents: null };
+  }
+  const agents = new FakeAgents(script);
+  const outcome = await runProgram(checked, { agents, trace: noTrace, signal: new AbortController().signal, concurrency: 4, warn: () => {} });
+  switch (outcome.kind) {
+    case "ok":
+      return { code: 0, stdout: JSON.stringify(Object.fromEntries([...outcome.exports].map(([k, v]) => [k, toJSON(v)]))), stderr: "", agents };
+    case "raised":
+      return { code: 1, stdout: "", stderr: JSON.stringify(toJSON(outcome.error)), agents };
+    case "interrupted":
+      return { code: 130, stdout: "", stderr: "interrupted", agents };
+    default: {
+      const never: never = outcome;
+      return never;
+    }
+  }
+}
+
+const files = readdirSync(DIR).filter((f) => f.endsWith(".vvm")).sort();
+
+describe("conformance: vvm run", () => {
+  it("has programs", () => expect(files.length).toBeGreaterThan(20));
+  for (const name of files) {
+    it(name, async () => {
+      const file = path.join(DIR, name);
+      const exp = parseExpectations(readFileSync(file, "utf8"));
+      const r = exp.fake ? await runWithFake(file, exp.fake) : { ...(await runCli(["run", file])), agents: null };
+      expect({ code: r.code, stderr: r.code === exp.exit ? "" : r.stderr }).toEqual({ code: exp.exit, stderr: "" });
+      if (exp.exit === 0) expect(JSON.parse(r.stdout)).toEqual(exp.exports ?? {});
+      else expect(r.stdout).toBe("");
+      for (const s of exp.stderr) expect(r.stderr).toContain(s);
+      if (exp.calls !== null) expect(r.agents?.calls().length).toBe(exp.calls);
+    });
+  }
+});
