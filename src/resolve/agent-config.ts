@@ -21,41 +21,54 @@ const CONSTRUCTORS: ReadonlySet<string> = new Set(["perm"]);
  * operators over allowed values, and `perm(...)` with allowed arguments. Everything else (names, member access,
  * indexing, other calls, agent calls, predicates, `it`) computes at run time.
  */
-export function computedParts(e: Expr, isConstructor: (name: string) => boolean): Expr[] {
-  switch (e.kind) {
-    case "Unit":
-    case "Bool":
-    case "Number":
-    case "String":
-      return [];
-    case "TemplateExpr":
-      return e.template.parts.every((p) => p.kind === "text") ? [] : [e];
-    case "List":
-      return e.items.flatMap((i) => computedParts(i, isConstructor));
-    case "Object":
-      return e.entries.flatMap((en) => computedParts(en.value, isConstructor));
-    case "Binary":
-    case "Logical":
-      return [...computedParts(e.left, isConstructor), ...computedParts(e.right, isConstructor)];
-    case "Not":
-      return computedParts(e.operand, isConstructor);
-    case "Call":
-      if (e.callee.kind === "Name" && CONSTRUCTORS.has(e.callee.name) && isConstructor(e.callee.name)) {
-        return [...e.args, ...e.kwargs.map((k) => k.value)].flatMap((a) => computedParts(a, isConstructor));
+export function computedParts(root: Expr, isConstructor: (name: string) => boolean): Expr[] {
+  // An explicit stack: `"a" + "b" + ...` chains can be far deeper than the call stack allows.
+  const out: Expr[] = [];
+  const stack: Expr[] = [root];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    switch (e.kind) {
+      case "Unit":
+      case "Bool":
+      case "Number":
+      case "String":
+        break;
+      case "TemplateExpr":
+        if (!e.template.parts.every((p) => p.kind === "text")) out.push(e);
+        break;
+      case "List":
+        stack.push(...e.items);
+        break;
+      case "Object":
+        stack.push(...e.entries.map((en) => en.value));
+        break;
+      case "Binary":
+      case "Logical":
+        stack.push(e.left, e.right);
+        break;
+      case "Not":
+        stack.push(e.operand);
+        break;
+      case "Call":
+        if (e.callee.kind === "Name" && CONSTRUCTORS.has(e.callee.name) && isConstructor(e.callee.name)) {
+          stack.push(...e.args, ...e.kwargs.map((k) => k.value));
+        } else out.push(e);
+        break;
+      case "Name":
+      case "It":
+      case "Member":
+      case "Index":
+      case "AgentCall":
+      case "Predicate":
+        out.push(e);
+        break;
+      default: {
+        const never: never = e;
+        return never;
       }
-      return [e];
-    case "Name":
-    case "It":
-    case "Member":
-    case "Index":
-    case "AgentCall":
-    case "Predicate":
-      return [e];
-    default: {
-      const never: never = e;
-      return never;
     }
   }
+  return out.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
 }
 
 export function describeExpr(e: Expr): string {

@@ -448,6 +448,32 @@ class Resolver {
       case "Call":
         this.walkCall(e, ctx);
         return;
+      case "Binary":
+      case "Logical": {
+        // Long `a + b + c ...` chains nest to the left without brackets: walk that spine without recursing.
+        const rights: Expr[] = [];
+        let cur: Expr = e;
+        while (cur.kind === "Binary" || cur.kind === "Logical") {
+          rights.push(cur.right);
+          cur = cur.left;
+        }
+        this.walkExpr(cur, ctx);
+        for (let i = rights.length - 1; i >= 0; i--) this.walkExpr(rights[i], ctx);
+        return;
+      }
+      case "Member":
+      case "Index": {
+        // `a.b.c[0].d ...` likewise nests to the left.
+        const indexes: Expr[] = [];
+        let cur: Expr = e;
+        while (cur.kind === "Member" || cur.kind === "Index") {
+          if (cur.kind === "Index") indexes.push(cur.index);
+          cur = cur.object;
+        }
+        this.walkExpr(cur, ctx);
+        for (let i = indexes.length - 1; i >= 0; i--) this.walkExpr(indexes[i], ctx);
+        return;
+      }
       default:
         for (const c of childExprs(e)) this.walkExpr(c, ctx);
     }

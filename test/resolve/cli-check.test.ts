@@ -1,0 +1,90 @@
+// `vvm check` through the real CLI: exit codes, the diagnostic shape, and colours.
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+import { writeProgram, type TmpProgram } from "./tmp-program.ts";
+
+let prog: TmpProgram | null = null;
+afterEach(() => {
+  prog?.cleanup();
+  prog = null;
+});
+
+const ESC = "\x1b[";
+
+describe("vvm check", () => {
+  it("exits 0 for a valid program and prints its warnings as path:line:col: CODE message, source line, caret", async () => {
+    prog = writeProgram({ "prog.vvm": `agent a(model="haiku")\nunused = @a \`hi\`(())\nkept = 1\nexport kept\n` });
+    const r = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      "prog.vvm:2:1: W030 variable 'unused' is assigned at module level but never read\n" +
+        "  unused = @a `hi`(())\n" +
+        "  ^~~~~~\n",
+    );
+  });
+
+  it("exits 0 silently for a program without diagnostics", async () => {
+    prog = writeProgram({ "prog.vvm": `x = 1\nexport x\n` });
+    const r = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
+    expect(r).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("exits 2 and lists every error in order, in every module", async () => {
+    prog = writeProgram({
+      "prog.vvm": `from "./lib/m.vvm" import f\nbreak\nx = @nobody \`hi\`(())\nexport x\nexport f\n`,
+      "lib/m.vvm": `def f():\n  return 1\nreturn 2\nexport f\n`,
+    });
+    const r = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
+    expect(r.code).toBe(2);
+    const heads = r.stderr.split("\n").filter((l) => /^\S+:\d+:\d+: /.test(l));
+    expect(heads).toEqual([
+      "lib/m.vvm:3:1: E080 return outside a function",
+      "prog.vvm:2:1: E081 break outside a loop",
+      "prog.vvm:3:6: E040 unknown agent '@nobody'",
+    ]);
+    expect(r.stderr).toContain("  x = @nobody `hi`(())\n       ^~~~~~\n");
+  });
+
+  it("shows paths outside the working directory as absolute paths", async () => {
+    prog = writeProgram({ "prog/main.vvm": `break\n`, "elsewhere/keep": "" });
+    const r = await runCli(["check", prog.file("prog/main.vvm")], { cwd: prog.file("elsewhere") });
+    expect(r.code).toBe(2);
+    expect(r.stderr.split("\n")[0]).toBe(`${prog.file("prog/main.vvm")}:1:1: E081 break outside a loop`);
+  });
+
+  it("exits 2 with a diagnostic for a binary file (no stack trace)", async () => {
+    prog = writeProgram({ "bin.vvm": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]) });
+    const r = await runCli(["check", "bin.vvm"], { cwd: prog.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("bin.vvm:1:5: E001 cannot check bin.vvm: not a text file: a NUL byte (binary file?) at line 1, column 5\n");
+  });
+
+  it("exits 64 for a missing file, a directory, a missing argument or an unknown flag", async () => {
+    prog = writeProgram({ "dir/x.vvm": "" });
+    const missing = await runCli(["check", "nope.vvm"], { cwd: prog.dir });
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toBe("vvm: nope.vvm: no such file\n");
+    const dir = await runCli(["check", "dir"], { cwd: prog.dir });
+    expect(dir.code).toBe(64);
+    expect(dir.stderr).toBe("vvm: dir: not a file\n");
+    expect((await runCli(["check"], { cwd: prog.dir })).code).toBe(64);
+    const flag = await runCli(["check", "--frobnicate", "dir/x.vvm"], { cwd: prog.dir });
+    expect(flag.code).toBe(64);
+    expect(flag.stderr).toContain("unknown option '--frobnicate'");
+  });
+
+  it("colours only on a terminal, and never with NO_COLOR", async () => {
+    prog = writeProgram({ "prog.vvm": `break\n` });
+    const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
+    expect(tty.code).toBe(2);
+    expect(tty.stderr).toContain(ESC);
+    const noColor = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: "1" } });
+    expect(noColor.stderr).not.toContain(ESC);
+    const pipe = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: false, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
+    expect(pipe.stderr).not.toContain(ESC);
+    // Same text once the colour codes are removed.
+    // eslint-disable-next-line no-control-regex
+    expect(tty.stderr.replace(/\x1b\[[0-9;]*m/g, "")).toBe(pipe.stderr);
+  });
+});

@@ -1,0 +1,183 @@
+// Module loading: recursion relative to the importing file, one parse per canonical path, cycles,
+// missing files and exports, and files that cannot be programs (binary, not UTF-8, too large).
+import { closeSync, openSync, symlinkSync, ftruncateSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { writeProgram, codesAt, type TmpProgram } from "./tmp-program.ts";
+
+const parsed: string[] = [];
+vi.mock("../../grammar/index.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../grammar/index.ts")>();
+  return {
+    ...real,
+    parse: (source: string, file: string) => {
+      parsed.push(file);
+      return real.parse(source, file);
+    },
+  };
+});
+
+const { checkProgram } = await import("../../src/check.ts");
+const { MAX_SOURCE_BYTES } = await import("../../src/resolve/source.ts");
+
+let prog: TmpProgram | null = null;
+beforeEach(() => {
+  parsed.length = 0;
+});
+afterEach(() => {
+  prog?.cleanup();
+  prog = null;
+});
+
+const lib = (name: string, imports = "") => `${imports}${name} = "${name}"\nexport ${name}\n`;
+
+describe("module loading", () => {
+  it("parses each module once, dependencies first, and maps every import to its canonical path", async () => {
+    prog = writeProgram({
+      "main.vvm": `from "./b.vvm" import b\nfrom "./sub/c.vvm" import c\nfrom "./b.vvm" import b as b2\nx = [b, c, b2]\nexport x\n`,
+      "b.vvm": lib("b", `from "./d.vvm" import d\nuse_d = d\nexport use_d\n`),
+      "sub/c.vvm": lib("c", `from "../d.vvm" import d\nuse_d = d\nexport use_d\n`),
+      "d.vvm": lib("d"),
+    });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics).toEqual([]);
+    expect(parsed.map((p) => path.relative(prog!.dir, p)).sort()).toEqual(["b.vvm", "d.vvm", "main.vvm", "sub/c.vvm"]);
+    const order = [...result.modules.keys()].map((p) => path.relative(prog!.dir, p));
+    expect(order).toEqual(["d.vvm", "b.vvm", "sub/c.vvm", "main.vvm"]);
+    const main = result.modules.get(result.entry)!;
+    expect([...main.imports.values()].map((p) => path.relative(prog!.dir, p))).toEqual(["b.vvm", "sub/c.vvm", "b.vvm"]);
+    expect(result.entry).toBe(prog.file("main.vvm"));
+  });
+
+  it("treats a module reached through a symlink as the same module (realpath identity)", async () => {
+    prog = writeProgram({
+      "main.vvm": `from "./lib/d.vvm" import d\nfrom "./alias/d.vvm" import d as again\nx = [d, again]\nexport x\n`,
+      "lib/d.vvm": lib("d"),
+    });
+    symlinkSync(prog.file("lib"), prog.file("alias"));
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics).toEqual([]);
+    expect(result.modules.size).toBe(2);
+    expect(parsed).toHaveLength(2);
+  });
+
+  it("reports an import cycle once, at the import that closes it, naming the whole cycle", async () => {
+    prog = writeProgram({
+      "a.vvm": `from "./b.vvm" import b\na = b\nexport a\n`,
+      "b.vvm": `from "./c.vvm" import c\nb = c\nexport b\n`,
+      "c.vvm": `from "./a.vvm" import a\nc = a\nexport c\n`,
+    });
+    const result = await checkProgram(prog.file("a.vvm"));
+    expect(result.diagnostics.map((d) => [path.basename(d.path), d.code, d.span.line, d.span.col, d.message])).toEqual([
+      ["c.vvm", "E090", 1, 6, "import cycle: a.vvm → b.vvm → c.vvm → a.vvm"],
+    ]);
+    expect(parsed).toHaveLength(3);
+  });
+
+  it("reports a module importing itself", async () => {
+    prog = writeProgram({ "a.vvm": `from "./a.vvm" import a\nexport a\n` });
+    const result = await checkProgram(prog.file("a.vvm"));
+    expect(result.diagnostics.map((d) => d.message)).toEqual(["import cycle: a.vvm → a.vvm"]);
+  });
+
+  it("reports a missing file with the resolved path, and keeps checking the rest", async () => {
+    prog = writeProgram({ "main.vvm": `from "./nope.vvm" import x\nfrom "./d.vvm" import d\nexport d\nexport x\n`, "d.vvm": lib("d") });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(codesAt(result.diagnostics)).toEqual(["E090 1:6"]);
+    expect(result.diagnostics[0]!.message).toBe(`module not found: ${prog.file("nope.vvm")}`);
+    expect(result.modules.size).toBe(2);
+  });
+
+  it("reports an export the module does not have, but not when the module itself failed to parse", async () => {
+    prog = writeProgram({
+      "main.vvm": `from "./d.vvm" import missing\nfrom "./broken.vvm" import anything\nexport missing\nexport anything\n`,
+      "d.vvm": lib("d"),
+      "broken.vvm": `x = (\n`,
+    });
+    const result = await checkProgram(prog.file("main.vvm"));
+    // (Where the parser places its own error is the parser's business; only its code matters here.)
+    expect(result.diagnostics.map((d) => (d.code === "E001" ? `${path.basename(d.path)} E001` : `${path.basename(d.path)} ${d.code} ${d.span.line}:${d.span.col}`))).toEqual([
+      "broken.vvm E001",
+      "main.vvm E090 1:23",
+    ]);
+    // The broken module's text is kept so its error can show the source line.
+    expect(result.sources?.get(prog.file("broken.vvm"))).toBe("x = (\n");
+  });
+
+  it("accepts exports written as pack(...) (dialect): positional names and keywords are exported names", async () => {
+    prog = writeProgram({
+      "main.vvm": `from "./m.vvm" import a\nfrom "./m.vvm" import renamed\nx = [a, renamed]\nexport x\n`,
+      "m.vvm": `a = 1\nb = 2\nexport pack(a, renamed=b)\n`,
+    });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics).toEqual([]);
+  });
+
+  it("refuses a module path that is not relative", async () => {
+    prog = writeProgram({ "main.vvm": `from "d.vvm" import d\nexport d\n`, "d.vvm": lib("d") });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.map((d) => d.message)).toEqual([`module path "d.vvm" must start with ./ or ../ (relative to this file)`]);
+  });
+
+  it("reports an import of a directory or a binary file at the import", async () => {
+    prog = writeProgram({
+      "main.vvm": `from "./dir" import x\nfrom "./bin.vvm" import y\nexport x\nexport y\n`,
+      "dir/keep.vvm": "",
+      "bin.vvm": new Uint8Array([0x61, 0x20, 0x3d, 0x00, 0x01]),
+    });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
+      "E090 1:6 cannot load module ./dir: not a file",
+      "E090 2:6 cannot load module ./bin.vvm: not a text file: a NUL byte (binary file?) at line 1, column 4",
+    ]);
+  });
+});
+
+describe("files that cannot be programs", () => {
+  it("a binary entry file is an E001 at the first bad byte, never an exception", async () => {
+    prog = writeProgram({ "main.vvm": new Uint8Array([0x78, 0x20, 0x3d, 0x20, 0x31, 0x0a, 0x79, 0x20, 0xff, 0xfe]) });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(codesAt(result.diagnostics)).toEqual(["E001 2:3"]);
+    expect(result.diagnostics[0]!.message).toBe("cannot check main.vvm: not a text file: byte 0xff that is not UTF-8 at line 2, column 3");
+    expect(result.modules.size).toBe(0);
+  });
+
+  it("columns count characters, not bytes, before the bad byte", async () => {
+    const text = Buffer.from("s = \"é€\" ", "utf8");
+    prog = writeProgram({ "main.vvm": Buffer.concat([text, Buffer.from([0xc3, 0x28])]) });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(codesAt(result.diagnostics)).toEqual(["E001 1:10"]);
+  });
+
+  it("overlong encodings and surrogates are not UTF-8", async () => {
+    prog = writeProgram({ "a.vvm": new Uint8Array([0xc0, 0xaf]), "b.vvm": new Uint8Array([0xed, 0xa0, 0x80]) });
+    for (const f of ["a.vvm", "b.vvm"]) {
+      const result = await checkProgram(prog.file(f));
+      expect(codesAt(result.diagnostics)).toEqual(["E001 1:1"]);
+    }
+  });
+
+  it(`a file over the size limit (${MAX_SOURCE_BYTES / 1024 / 1024} MiB) is refused before reading`, async () => {
+    prog = writeProgram({ "main.vvm": "" });
+    const fd = openSync(prog.file("main.vvm"), "r+");
+    ftruncateSync(fd, MAX_SOURCE_BYTES + 1); // sparse: costs no disk
+    closeSync(fd);
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([
+      `E001 cannot check main.vvm: file is 16.0 MiB, over the 16 MiB limit for programs`,
+    ]);
+    expect(parsed).toEqual([]);
+  });
+
+  it("a missing entry file is a diagnostic, not an exception", async () => {
+    prog = writeProgram({});
+    const result = await checkProgram(prog.file("gone.vvm"));
+    expect(result.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual(["E001 cannot check gone.vvm: no such file"]);
+  });
+
+  it("a byte-order mark is skipped", async () => {
+    prog = writeProgram({ "main.vvm": "\ufeffx = 1\nexport x\n" });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics).toEqual([]);
+  });
+});
