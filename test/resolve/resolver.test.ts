@@ -1,0 +1,153 @@
+// Resolver rules beyond the one-file-per-code conformance cases: the edges of W030, W040, E040, E070, E081.
+import { afterEach, describe, expect, it } from "vitest";
+import { checkProgram } from "../../src/check.ts";
+import { STDLIB_NAMES } from "../../src/resolve/stdlib.ts";
+import { codesAt, writeProgram, type TmpProgram } from "./tmp-program.ts";
+
+let prog: TmpProgram | null = null;
+afterEach(() => {
+  prog?.cleanup();
+  prog = null;
+});
+
+async function check(source: string, extra: Record<string, string> = {}): Promise<string[]> {
+  prog = writeProgram({ "main.vvm": source, ...extra });
+  const result = await checkProgram(prog.file("main.vvm"));
+  return codesAt(result.diagnostics, prog.file("main.vvm"));
+}
+
+describe("W030 unused variable", () => {
+  it("counts reads in nested functions, in placeholders, in @name and in constrain", async () => {
+    expect(
+      await check(`def outer(p):
+  seen_by_closure = p
+  in_template = 1
+  agent_value = base.with(model="haiku")
+  constrained = "x"
+  constrain constrained():
+    require ?\`short\`
+  def inner():
+    return seen_by_closure
+  return [inner(), @agent_value \`{in_template}\`(())]
+agent base(model="haiku")
+r = outer(1)
+export r
+`),
+    ).toEqual([]);
+  });
+
+  it("counts a read in the variable's own update (x = x + 1) as a read", async () => {
+    expect(await check(`n = 0\nfor i in [1, 2]:\n  n = n + 1\n`)).toEqual([]);
+  });
+
+  it("reports a local shadowing a module name once, in the function", async () => {
+    expect(await check(`x = 1\ndef f():\n  x = 2\n  return 1\nr = f() + x\nexport r\n`)).toEqual(["W030 3:3"]);
+  });
+});
+
+describe("W040 pmap over a shared memory key", () => {
+  const lib = {
+    "lib.vvm": `agent keeper(model="haiku", memory={ scope: "user", key: "team" })\nexport @keeper\n`,
+  };
+
+  it("follows agent imports to the declaration's memory", async () => {
+    expect(
+      await check(
+        `from "./lib.vvm" import @keeper as k
+def note(item):
+  return @k \`note {item}\`(item)
+r = pmap([1, 2], note)
+export r
+`,
+        lib,
+      ),
+    ).toEqual(["W040 3:10"]);
+  });
+
+  it("checks inline agents, keyword f=, and keys derived from the item through a loop", async () => {
+    expect(
+      await check(`def inline(item):
+  return @{model="haiku", memory={ scope: "project", key: "one" }} \`go\`(item)
+def looped(item):
+  for part in item:
+    key = "k-" + part
+  return @{model="haiku", memory={ scope: "project", key: key }} \`go\`(item)
+a = pmap([1], f=inline)
+b = pmap([[1]], looped)
+export pack(a, b)
+`),
+    ).toEqual(["W040 2:10"]);
+  });
+
+  it("stays quiet when pmap is a user function, the mapped name is reassigned, or the agent is a variable", async () => {
+    expect(
+      await check(`agent shared(model="haiku", memory={ scope: "project", key: "k" })
+def work(item):
+  return @shared \`go\`(item)
+def uses_variable(item, helper):
+  return @helper \`go\`(item)
+other = work
+other = 1
+a = pmap([1], other)
+b = pmap([1], uses_variable)
+def run():
+  def pmap(items, f):
+    return items
+  return pmap([1], work)
+c = run()
+export pack(a, b, c)
+`),
+    ).toEqual([]);
+  });
+
+  it("warns once per call even when several pmaps map the same function", async () => {
+    expect(
+      await check(`agent shared(model="haiku", memory={ scope: "project", key: "k" })
+def work(item):
+  return @shared \`go\`(item)
+a = pmap([1], work)
+b = pmap([2], work)
+export pack(a, b)
+`),
+    ).toEqual(["W040 3:10"]);
+  });
+});
+
+describe("scoping rules", () => {
+  it("E070 is textual: a binding later in a loop body does not count", async () => {
+    expect(await check(`agent w(model="haiku")\nfor i in [1]:\n  constrain d():\n    require ?\`ok\`\n  d = @w \`go\`(())\nexport d\n`)).toEqual(["E070 3:13"]);
+  });
+
+  it("E081 allows break in try/finally inside a loop", async () => {
+    expect(await check(`while true:\n  try:\n    break\n  finally:\n    pass\n`)).toEqual([]);
+  });
+
+  it("E051 accepts every standard-library name and member paths on parameters", async () => {
+    const names = STDLIB_NAMES.map((n) => `{${n}}`).join(" ");
+    expect(await check(`agent w(model="haiku")\ndef f(req):\n  return @w \`${names} {req.a.b}\`(())\nr = f(1)\nexport r\n`)).toEqual([]);
+  });
+
+  it("E040 accepts an agent passed as a parameter or bound by a loop", async () => {
+    expect(
+      await check(`agent a(model="haiku")
+agent b(model="haiku")
+out = []
+for reviewer in [a, b]:
+  out = out + [@reviewer \`go\`(())]
+export out
+`),
+    ).toEqual([]);
+  });
+
+  it("reports every error, not just the first, sorted by position", async () => {
+    expect(await check(`break\ncontinue\nreturn\nx = @nope \`{missing}\`(())\nit = 1\n`)).toEqual([
+      "E081 1:1",
+      "E081 2:1",
+      "E080 3:1",
+      "W030 4:1",
+      "E040 4:6",
+      "E051 4:12",
+      "E060 5:1",
+    ]);
+  });
+});
