@@ -1,0 +1,141 @@
+// Memory end to end through `vvm run`: the memory examples under a script, the Memory Context reaching
+// the Messages API stand-in, dry_run/fresh writing nothing, pmap over one shared key (serialised, no lost
+// update) and over per-worker keys (parallel), and error(kind="locked") without a model call.
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ROOT, runCli, type CliResult } from "../support/cli.ts";
+import { startStandin, type Standin } from "../support/standin.ts";
+import { digestText, ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
+
+let base: string;
+let standin: Standin;
+beforeAll(async () => {
+  base = await mkdtemp(path.join(os.tmpdir(), "vvm-mem-cli-"));
+  standin = await startStandin();
+});
+afterAll(async () => {
+  await standin.stop();
+  await rm(base, { recursive: true, force: true });
+});
+beforeEach(() => {
+  standin.reset();
+});
+
+async function project(files: Record<string, string> = {}): Promise<string> {
+  const dir = await mkdtemp(path.join(base, "p-"));
+  for (const f of ["shift-handoff.vvm", "tenant-memory.vvm", "replicate-merge.vvm", "memory-script.yaml"]) await cp(path.join(ROOT, "examples", f), path.join(dir, f));
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  return dir;
+}
+
+function ok(res: CliResult): Record<string, unknown> {
+  if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stderr}`);
+  return JSON.parse(res.stdout) as Record<string, unknown>;
+}
+
+const systemText = (i: number) => ((standin.requests[i].body.system ?? []) as { text: string }[]).map((b) => b.text).join("\n");
+
+describe("memory through vvm run", () => {
+  it("shift handoff: continue applies the patch, dry_run and fresh write nothing, blocks never reach the value", async () => {
+    const dir = await project();
+    const out = ok(await runCli(["run", "shift-handoff.vvm", "--script", "memory-script.yaml"], { cwd: dir, env: { HOME: dir } }));
+    for (const v of Object.values(out)) expect(v).not.toContain("vvm-memory");
+    expect(out.handover).toMatch(/^Handoff for the next shift/);
+    expect(await digestText(dir, "oncall:payments")).toContain("VND-221 card-processor timeouts");
+    const { entries } = await ledger(dir, "oncall:payments");
+    // one entry: the dry_run reply also carried a patch, and it was ignored
+    expect(entries.map((e) => [e.kind, e.provenance?.mode, e.provenance?.line, e.provenance?.agent])).toEqual([["patch", "continue", 23, "handoff"]]);
+    expect(entries[0].provenance?.program).toBe(path.join(dir, "shift-handoff.vvm"));
+  });
+
+  it("the next run sends the digest and retained facts in the Memory Context; fresh sends none", async () => {
+    const dir = await project();
+    ok(await runCli(["run", "shift-handoff.vvm", "--script", "memory-script.yaml"], { cwd: dir, env: { HOME: dir } }));
+    await writeFile(path.join(memDir(dir, "oncall:payments"), "digest.md"), (await digestText(dir, "oncall:payments")) + "- hand note: vendor call at 10:00\n");
+    standin.setHandler(() => ({ type: "text", text: "ok" }));
+    ok(await runCli(["run", "shift-handoff.vvm"], { cwd: dir, env: { ...standin.env(), HOME: dir } }));
+    expect(standin.requests).toHaveLength(3);
+    const [cont, dry, fresh] = [0, 1, 2].map(systemText);
+    for (const s of [cont, dry]) {
+      expect(s).toContain("- VND-221 card-processor timeouts, waiting on vendor");
+      expect(s).toContain("- hand note: vendor call at 10:00");
+      expect(s).toContain("- B Priya's shift: checkout latency alarm auto-resolved");
+      expect(s).toContain("## Memory Update Protocol");
+    }
+    expect(dry).toContain("read-only (dry_run)");
+    expect(fresh).not.toContain("Memory Update Protocol");
+    expect(fresh).not.toContain("VND-221");
+    const { entries } = await ledger(dir, "oncall:payments");
+    expect(entries.map((e) => e.kind)).toEqual(["patch", "external_edit"]);
+  });
+
+  it("pmap over one shared key serialises the calls and loses no update", async () => {
+    const dir = await project({
+      "shared.vvm": [
+        'agent clerk(model="haiku", prompt="Count things.", memory={ scope: "project", key: "team:shared" })',
+        "def note(n):",
+        "  return @clerk `Record item {n}.`(n)",
+        "out = pmap([1, 2, 3, 4, 5, 6], note)",
+        "export out",
+      ].join("\n"),
+    });
+    let n = 0;
+    standin.setHandler(() => {
+      const i = ++n;
+      return { type: "text", delayMs: 30, text: patchReply({ digest: `last writer ${i}`, retain: [`item from reply ${i}`] }, `done ${i}`) };
+    });
+    const out = ok(await runCli(["run", "shared.vvm", "--concurrency", "6"], { cwd: dir, env: standin.env() }));
+    expect((out.out as string[]).every((s) => /^done \d$/.test(s))).toBe(true);
+    expect(standin.maxInFlight).toBe(1);
+    const { entries } = await ledger(dir, "team:shared");
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(new Set(entries.flatMap((e) => e.retain)).size).toBe(6);
+    for (let i = 1; i < 6; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+    expect(await digestText(dir, "team:shared")).toBe(entries[5].digest);
+  });
+
+  it("pmap over per-worker keys runs in parallel, then one merge call writes the shared key", async () => {
+    const dir = await project();
+    standin.setHandler((req) => ({ type: "text", delayMs: 150, text: patchReply({ digest: `notes for ${JSON.stringify(req.body.messages[0].content[0].text).slice(0, 60)}` }, "noted") }));
+    const t0 = Date.now();
+    ok(await runCli(["run", "replicate-merge.vvm"], { cwd: dir, env: standin.env() }));
+    expect(standin.maxInFlight).toBe(3);
+    expect(Date.now() - t0).toBeLessThan(4 * 150 + 2000);
+    const names = await readdir(path.join(dir, ".vvm", "memory"));
+    expect(names.sort()).toEqual(["k-loadtest_3aap-south", "k-loadtest_3aeu-west", "k-loadtest_3ashared", "k-loadtest_3aus-east"]);
+    expect((await ledger(dir, "loadtest:shared")).entries).toHaveLength(1);
+    expect((await ledger(dir, "loadtest:eu-west")).entries).toHaveLength(1);
+  });
+
+  it("a held lock yields error(kind=locked) after --lock-timeout, without calling the model", async () => {
+    const dir = await project({
+      "locked.vvm": ['agent a(model="haiku", memory={ scope: "project", key: "busy" })', "r = @a `Do it.`()", "export r"].join("\n"),
+    });
+    const { store } = makeStore(dir);
+    const held = await session(store, "busy");
+    try {
+      const out = ok(await runCli(["run", "locked.vvm", "--lock-timeout", "200ms"], { cwd: dir, env: standin.env() }));
+      expect(out.r).toEqual({ error: { kind: "locked", message: expect.stringMatching(/memory project:"busy" is in use by another call or process; gave up after waiting 200 ms/) } });
+      expect(standin.requests).toHaveLength(0);
+    } finally {
+      await held.release();
+    }
+  });
+
+  it("a rejected patch: the value is still returned, stderr says why, the ledger records it without the secret", async () => {
+    const token = "ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7";
+    const dir = await project({
+      "secret.vvm": ['agent a(model="haiku", memory={ scope: "project", key: "k" })', "r = @a `Store the deploy token.`()", "export r"].join("\n"),
+    });
+    standin.setHandler(() => ({ type: "text", text: patchReply({ digest: `deploy token ${token}` }, "I will not keep that.") }));
+    const res = await runCli(["run", "secret.vvm"], { cwd: dir, env: standin.env() });
+    expect(ok(res).r).toBe("I will not keep that.");
+    expect(res.stderr).toMatch(/secret\.vvm:2: memory project:"k": patch rejected, memory unchanged: likely secret found: github\/GITHUB_TOKEN in digest line 1/);
+    expect(res.stderr).not.toContain(token);
+    const raw = await readFile(path.join(memDir(dir, "k"), "ledger.jsonl"), "utf8");
+    expect(raw).not.toContain(token);
+    expect(await digestText(dir, "k")).toBeNull();
+  });
+});
