@@ -1,7 +1,8 @@
 // The front end's entry point: source text → typed AST plus diagnostics. Never throws.
 // Pipeline: normalise line ends → Chevrotain lexer → layout pass (NEWLINE/INDENT/DEDENT) → parser with
 // embedded actions. Syntax errors resume at the next top-level statement, so one mistake does not hide the rest.
-import { EOF, type IRecognitionException, type IToken } from "chevrotain";
+import type { IRecognitionException, IToken } from "chevrotain";
+import { EOF } from "./chevrotain.ts";
 import type { Program, Span } from "../src/ast.ts";
 import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
 import { layout } from "./layout.ts";

@@ -5,10 +5,24 @@
 // - Blank and comment-only lines produce no tokens at all, so they never matter.
 // - INDENT is only legal after a line ending in ':'; a dedent must land on an enclosing level (E002).
 // - End of file closes every open block.
-import { createTokenInstance, type IToken, type TokenType } from "chevrotain";
+import type { IToken, TokenType } from "chevrotain";
+import { createTokenInstance } from "./chevrotain.ts";
 import type { Span } from "../src/ast.ts";
 import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
-import { CLOSERS, Colon, Dedent, Indent, Newline, OPENERS } from "./tokens.ts";
+import {
+  CLOSERS,
+  Colon,
+  Dedent,
+  Indent,
+  Newline,
+  OPENERS,
+  StringTok,
+  Template,
+  tokenEnd,
+  TripleString,
+} from "./tokens.ts";
+
+const MAYBE_MULTILINE: ReadonlySet<TokenType> = new Set([TripleString, Template]);
 
 /** Deepest nesting of brackets, and of indented blocks, the front end accepts (keeps recursion bounded). */
 export const MAX_NESTING = 100;
@@ -24,6 +38,12 @@ function synth(type: TokenType, line: number, col: number, offset: number): ITok
   return createTokenInstance(type, "", offset, offset, line, line, col, col - 1);
 }
 
+/** NEWLINE placed just past the last token of a logical line. */
+function newlineAfter(prev: IToken): IToken {
+  const end = tokenEnd(prev);
+  return synth(Newline, end.line, end.col, prev.startOffset + prev.image.length);
+}
+
 function spanAt(line: number, col: number, width = 1): Span {
   return { line, col, endLine: line, endCol: col + width };
 }
@@ -34,15 +54,20 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
   const stack = [0];
   let depth = 0;
   let prev: IToken | null = null;
-  // Offset of the start of the line holding the current token (for the tab check).
+  let prevEndLine = 0;
   for (const tok of tokens) {
     const line = tok.startLine!;
-    if (depth === 0 && (prev === null || line > prev.endLine!)) {
-      if (prev !== null) out.push(synth(Newline, prev.endLine!, prev.endColumn! + 1, prev.endOffset! + 1));
+    if (depth === 0 && (prev === null || line > prevEndLine)) {
+      if (prev !== null) out.push(newlineAfter(prev));
       const col = tok.startColumn!;
       const lineStart = tok.startOffset - (col - 1);
-      const leading = source.slice(lineStart, tok.startOffset);
-      const tab = leading.indexOf("\t");
+      let tab = -1;
+      for (let k = lineStart; k < tok.startOffset; k++) {
+        if (source.charCodeAt(k) === 9) {
+          tab = k - lineStart;
+          break;
+        }
+      }
       if (tab >= 0) {
         diagnostics.push(
           diagnostic("E002", "tab in indentation; indent with spaces", path, spanAt(line, tab + 1)),
@@ -103,13 +128,12 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
     }
     out.push(tok);
     prev = tok;
+    prevEndLine = type === StringTok || !MAYBE_MULTILINE.has(type) ? line : tokenEnd(tok).line;
   }
   if (prev !== null) {
-    const line = prev.endLine!;
-    const col = prev.endColumn! + 1;
-    const offset = prev.endOffset! + 1;
-    out.push(synth(Newline, line, col, offset));
-    for (let i = 1; i < stack.length; i++) out.push(synth(Dedent, line, col, offset));
+    const nl = newlineAfter(prev);
+    out.push(nl);
+    for (let i = 1; i < stack.length; i++) out.push(synth(Dedent, nl.startLine!, nl.startColumn!, nl.startOffset));
   }
   return { tokens: out, diagnostics, aborted: false };
 }

@@ -1,5 +1,6 @@
 // Readable E001 messages: "expected ':' after the if condition, found NEWLINE".
-import { EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from "chevrotain";
+import type { IParserErrorMessageProvider, IToken, TokenType } from "chevrotain";
+import { EOF } from "./chevrotain.ts";
 import {
   Colon,
   Dedent,

@@ -1,8 +1,10 @@
 // The Chevrotain parser (embedded actions: the rules build the typed AST directly; see spec/grammar.md).
 // One instance is built at module load and reused: `parser.input = tokens`, then invoke a rule.
-import { EmbeddedActionsParser, type IToken, type TokenType } from "chevrotain";
+import type { IOrAlt, IToken, TokenType } from "chevrotain";
+import { EmbeddedActionsParser } from "./chevrotain.ts";
 import type {
   AgentCall,
+  BinaryOp,
   AgentRef,
   ChooseOption,
   ExceptClause,
@@ -24,8 +26,8 @@ import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
 import { errorMessageProvider } from "./messages.ts";
 import { decodeString, parseTemplate } from "./literals.ts";
 import {
-  AddOp,
   allTokens,
+  BinaryOp as BinaryOpTok,
   At,
   Colon,
   Comma,
@@ -49,11 +51,13 @@ import {
   RParen,
   StringTok,
   Template as TemplateTok,
+  tokenEnd,
   TripleString,
 } from "./tokens.ts";
 
 export function tokenSpan(t: IToken): Span {
-  return { line: t.startLine!, col: t.startColumn!, endLine: t.endLine!, endCol: t.endColumn! + 1 };
+  const end = tokenEnd(t);
+  return { line: t.startLine!, col: t.startColumn!, endLine: end.line, endCol: end.col };
 }
 
 function join(a: Span, b: Span): Span {
@@ -72,7 +76,15 @@ interface Args {
 
 type ArgItem = { kind: "pos"; expr: Expr } | { kind: "kw"; kw: KwArg };
 
-const BINARY_OPS = new Set(["+", "-", "==", "!=", "<", "<=", ">", ">="]);
+const NOT_PRECEDENCE = 3;
+const COMPARE_PRECEDENCE = 4;
+
+function precedence(op: IToken): number {
+  const t = op.tokenType;
+  if (t === KW.or) return 1;
+  if (t === KW.and) return 2;
+  return t.CATEGORIES!.includes(CompareOp) ? COMPARE_PRECEDENCE : 5;
+}
 
 function lastSpan(body: Stmt[], fallback: Span): Span {
   return body.length > 0 ? body[body.length - 1]!.span : fallback;
@@ -146,8 +158,12 @@ export class VvmParser extends EmbeddedActionsParser {
     });
   });
 
+  // Alternatives of the hottest ORs, built once: a fresh array of closures per call dominated GC time.
+  private stmtAlts?: IOrAlt<Stmt>[];
+  private primaryAlts?: IOrAlt<Expr>[];
+
   stmt = this.RULE("stmt", (): Stmt =>
-    this.OR([
+    this.OR((this.stmtAlts ??= [
       { ALT: () => this.SUBRULE(this.agentDecl) },
       { ALT: () => this.SUBRULE(this.defStmt) },
       { ALT: () => this.SUBRULE(this.skillImport) },
@@ -165,7 +181,7 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.returnStmt) },
       { ALT: () => this.SUBRULE(this.simpleKeywordStmt) },
       { ALT: () => this.SUBRULE(this.exprStmt) },
-    ]),
+    ])),
   );
 
   /** NEWLINE INDENT stmt+ DEDENT (the ':' is consumed by each statement, so messages can name the header). */
@@ -672,72 +688,75 @@ export class VvmParser extends EmbeddedActionsParser {
 
   // ---------- expressions ----------
 
+  /**
+   * All binary levels in one rule: a flat list of operands and operators, combined by precedence
+   * climbing in the action (or < and < not < comparison < + -). One rule frame instead of five per operand
+   * keeps the parser fast, and the climbing recurses only per precedence level, so long chains cannot
+   * overflow the stack.
+   */
   expr = this.RULE("expr", (): Expr => {
-    let left = this.SUBRULE(this.andExpr);
+    const operands: Expr[] = [];
+    const ops: IToken[] = [];
+    const nots: (IToken[] | null)[] = [];
+    let pending: IToken[] | null = null;
     this.MANY(() => {
-      this.CONSUME(KW.or);
-      const right = this.SUBRULE2(this.andExpr);
-      left = this.ACTION(() => ({ kind: "Logical", op: "or", left, right, span: join(left.span, right.span) }));
+      const t = this.CONSUME(KW.not);
+      (pending ??= []).push(t);
     });
-    return left;
+    operands.push(this.SUBRULE(this.postfixExpr));
+    nots.push(pending);
+    pending = null;
+    this.MANY2(() => {
+      ops.push(this.CONSUME(BinaryOpTok));
+      this.MANY3(() => {
+        const t = this.CONSUME2(KW.not);
+        (pending ??= []).push(t);
+      });
+      operands.push(this.SUBRULE2(this.postfixExpr));
+      nots.push(pending);
+      pending = null;
+    });
+    return this.ACTION(() => (ops.length === 0 && nots[0] === null ? operands[0]! : this.climb(operands, ops, nots)));
   });
 
-  andExpr = this.RULE("andExpr", (): Expr => {
-    let left = this.SUBRULE(this.notExpr);
-    this.MANY(() => {
-      this.CONSUME(KW.and);
-      const right = this.SUBRULE2(this.notExpr);
-      left = this.ACTION(() => ({ kind: "Logical", op: "and", left, right, span: join(left.span, right.span) }));
-    });
-    return left;
-  });
-
-  /** `not` is a prefix repeated iteratively (no recursion, so `not not ... x` cannot overflow). */
-  notExpr = this.RULE("notExpr", (): Expr => {
-    const nots: IToken[] = [];
-    this.MANY(() => nots.push(this.CONSUME(KW.not)));
-    const operand = this.SUBRULE(this.compareExpr);
-    return this.ACTION(() => {
-      let e = operand;
-      for (let i = nots.length - 1; i >= 0; i--) {
-        e = { kind: "Not", operand: e, span: join(tokenSpan(nots[i]!), e.span) };
+  private climb(operands: Expr[], ops: IToken[], nots: (IToken[] | null)[]): Expr {
+    let pos = 0;
+    const unary = (): Expr => {
+      const ns = nots[pos];
+      if (!ns) return operands[pos]!;
+      if (pos > 0 && precedence(ops[pos - 1]!) > NOT_PRECEDENCE) {
+        this.report(
+          "E001",
+          `'not' cannot follow '${ops[pos - 1]!.image}'; put the negated part in parentheses`,
+          tokenSpan(ns[0]!),
+        );
       }
+      nots[pos] = null;
+      let e = level(NOT_PRECEDENCE + 1);
+      for (let k = ns.length - 1; k >= 0; k--) e = { kind: "Not", operand: e, span: join(tokenSpan(ns[k]!), e.span) };
       return e;
-    });
-  });
-
-  /** Binary, not chained: `a < b < c` is refused (E001) rather than silently meaning something else. */
-  compareExpr = this.RULE("compareExpr", (): Expr => {
-    let left = this.SUBRULE(this.addExpr);
-    let count = 0;
-    this.MANY(() => {
-      const op = this.CONSUME(CompareOp);
-      const right = this.SUBRULE2(this.addExpr);
-      left = this.ACTION(() => {
-        count++;
-        if (count === 2) {
+    };
+    const level = (min: number): Expr => {
+      let left = unary();
+      let compares = 0;
+      while (pos < ops.length) {
+        const op = ops[pos]!;
+        const p = precedence(op);
+        if (p < min) break;
+        pos++;
+        // Binary, not chained: `a < b < c` is refused rather than silently meaning something else.
+        if (p === COMPARE_PRECEDENCE && ++compares === 2) {
           this.report("E001", "comparisons cannot be chained; combine them with 'and'", tokenSpan(op));
         }
-        return this.binary(op, left, right);
-      });
-    });
-    return left;
-  });
-
-  addExpr = this.RULE("addExpr", (): Expr => {
-    let left = this.SUBRULE(this.postfixExpr);
-    this.MANY(() => {
-      const op = this.CONSUME(AddOp);
-      const right = this.SUBRULE2(this.postfixExpr);
-      left = this.ACTION(() => this.binary(op, left, right));
-    });
-    return left;
-  });
-
-  private binary(op: IToken, left: Expr, right: Expr): Expr {
-    const text = op.image;
-    if (!BINARY_OPS.has(text)) throw new Error(`internal: unexpected operator ${text}`);
-    return { kind: "Binary", op: text as "+", left, right, span: join(left.span, right.span) };
+        const right = level(p + 1);
+        const span = join(left.span, right.span);
+        const text = op.image;
+        if (text === "or" || text === "and") left = { kind: "Logical", op: text, left, right, span };
+        else left = { kind: "Binary", op: text as BinaryOp, left, right, span };
+      }
+      return left;
+    };
+    return level(0);
   }
 
   postfixExpr = this.RULE("postfixExpr", (): Expr => {
@@ -782,7 +801,7 @@ export class VvmParser extends EmbeddedActionsParser {
   });
 
   primary = this.RULE("primary", (): Expr =>
-    this.OR([
+    this.OR((this.primaryAlts ??= [
       { ALT: () => this.SUBRULE(this.parenExpr) },
       {
         ALT: () => {
@@ -844,7 +863,7 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.objectExpr) },
       { ALT: () => this.SUBRULE(this.agentCall) },
       { ALT: () => this.SUBRULE(this.predicate) },
-    ]),
+    ])),
   );
 
   /**

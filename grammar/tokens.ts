@@ -1,6 +1,7 @@
 // Token vocabulary and the Chevrotain lexer. Layout tokens (NEWLINE/INDENT/DEDENT) have no pattern:
 // grammar/layout.ts synthesizes them from line structure after lexing.
-import { createToken, Lexer, type TokenType } from "chevrotain";
+import type { IToken, TokenType } from "chevrotain";
+import { createToken, Lexer } from "./chevrotain.ts";
 
 // ---------- categories ----------
 
@@ -8,8 +9,9 @@ import { createToken, Lexer, type TokenType } from "chevrotain";
 export const Keyword = createToken({ name: "Keyword", pattern: Lexer.NA });
 /** An identifier or a reserved word: member names (`x.error`, `a.with`) and object keys. */
 export const NameLike = createToken({ name: "NameLike", pattern: Lexer.NA });
-export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, label: "a comparison operator" });
-export const AddOp = createToken({ name: "AddOp", pattern: Lexer.NA, label: "'+' or '-'" });
+/** Every infix operator: `or`, `and`, comparisons, `+`, `-` (the parser climbs precedence itself). */
+export const BinaryOp = createToken({ name: "BinaryOp", pattern: Lexer.NA, label: "an operator" });
+export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, label: "a comparison operator", categories: [BinaryOp] });
 
 export const Identifier = createToken({
   name: "Identifier",
@@ -32,7 +34,7 @@ function keyword(word: KeywordText): TokenType {
     pattern: new RegExp(word),
     longer_alt: Identifier,
     label: `'${word}'`,
-    categories: [Keyword, NameLike],
+    categories: word === "and" || word === "or" ? [Keyword, NameLike, BinaryOp] : [Keyword, NameLike],
   });
 }
 
@@ -91,8 +93,8 @@ export const GtEq = punct("GtEq", ">=", [CompareOp]);
 export const Lt = punct("Lt", "<", [CompareOp]);
 export const Gt = punct("Gt", ">", [CompareOp]);
 export const Equals = punct("Equals", "=");
-export const Plus = punct("Plus", "+", [AddOp]);
-export const Minus = punct("Minus", "-", [AddOp]);
+export const Plus = punct("Plus", "+", [BinaryOp]);
+export const Minus = punct("Minus", "-", [BinaryOp]);
 export const At = punct("At", "@");
 export const Question = punct("Question", "?");
 export const Dot = punct("Dot", ".");
@@ -158,8 +160,8 @@ const lexedTokens: TokenType[] = [
 export const allTokens: TokenType[] = [
   Keyword,
   NameLike,
+  BinaryOp,
   CompareOp,
-  AddOp,
   Newline,
   Indent,
   Dedent,
@@ -167,12 +169,30 @@ export const allTokens: TokenType[] = [
 ];
 
 export const lexer = new Lexer(lexedTokens, {
-  positionTracking: "full",
+  // End positions are derived on demand (tokenEnd): fewer fields per token means less GC on big files.
+  positionTracking: "onlyStart",
   ensureOptimizations: true,
   // Line terminators are normalised to "\n" before lexing (grammar/index.ts).
   lineTerminatorsPattern: /\n/g,
   lineTerminatorCharacters: ["\n"],
 });
+
+/** Token types whose text may span lines. */
+const MULTILINE: ReadonlySet<TokenType> = new Set([TripleString, UnterminatedTripleString, Template, UnterminatedTemplate]);
+
+/** Line and column just past the end of a token (1-based, exclusive). */
+export function tokenEnd(t: IToken): { line: number; col: number } {
+  const image = t.image;
+  if (MULTILINE.has(t.tokenType)) {
+    const last = image.lastIndexOf("\n");
+    if (last >= 0) {
+      let lines = 0;
+      for (let i = image.indexOf("\n"); i >= 0; i = image.indexOf("\n", i + 1)) lines++;
+      return { line: t.startLine! + lines, col: image.length - last };
+    }
+  }
+  return { line: t.startLine!, col: t.startColumn! + image.length };
+}
 
 export const OPENERS: ReadonlySet<TokenType> = new Set([LParen, LBracket, LBrace]);
 export const CLOSERS: ReadonlySet<TokenType> = new Set([RParen, RBracket, RBrace]);
