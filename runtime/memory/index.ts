@@ -284,6 +284,20 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     await writeMeta(loc, state, prov.mode);
   }
 
+  /** True (after recording an external_edit entry) when digest.md changed since the call loaded it. */
+  async function concurrentEdit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<boolean> {
+    const raw = await fs.readFile(paths(loc).digest);
+    const hash = sha256(raw ?? "");
+    if (hash === state.hash) return false;
+    await guard(loc, lock, state);
+    const before = state.hash;
+    state.parsed = parseDigest(raw);
+    state.hash = hash;
+    await recordExternalEdit(loc, state, provenance(prov), before);
+    warnAt(loc, prov, "digest.md was edited during the call; the edit is recorded in the ledger and kept");
+    return true;
+  }
+
   async function applyReply(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null, blocks: { body: string; closed: boolean }[]) {
     if (blocks.length === 0) {
       await guard(loc, lock, state);
@@ -299,8 +313,15 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     const found = await scanSecrets(patch.digest, patch.retain);
     if (found.length > 0) return reject(loc, prov, state, lock, `likely secret found: ${describeFindings(found)}`);
 
-    let newDigest = patch.digest !== undefined && patch.digest !== state.parsed.body ? patch.digest : undefined;
     const notes: string[] = [];
+    // people edit digest.md even while a call runs: record that edit, and keep it rather than
+    // overwrite it with a digest written by a model that never saw it
+    const editedNow = await concurrentEdit(loc, prov, state, lock);
+    let newDigest = patch.digest !== undefined && patch.digest !== state.parsed.body ? patch.digest : undefined;
+    if (newDigest !== undefined && editedNow) {
+      notes.push("digest rewrite refused: digest.md was edited by hand during the call");
+      newDigest = undefined;
+    }
     if (newDigest !== undefined && state.parsed.settings.readOnly) {
       notes.push("digest rewrite refused: digest.md is read_only (front matter)");
       newDigest = undefined;

@@ -200,6 +200,21 @@ describe("hand edits", () => {
     expect(entries[2].digest_before).toBe(entries[1].digest_after);
   });
 
+  it("keeps a hand edit made during the call and records it before the patch", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "v1" }));
+    const s = await session(store, "k");
+    await writeFile(path.join(memDir(dir, "k"), "digest.md"), "v1, corrected by a person while the model ran\n");
+    await s.complete(patchReply({ digest: "v2 from the model", retain: ["still kept"] }));
+    expect(await digestText(dir, "k")).toBe("v1, corrected by a person while the model ran\n");
+    const { entries } = await ledger(dir, "k");
+    expect(entries.map((e) => e.kind)).toEqual(["patch", "external_edit", "patch"]);
+    expect(entries[1].digest).toBe("v1, corrected by a person while the model ran\n");
+    expect(entries[2]).toMatchObject({ retain: ["still kept"], reason: "digest rewrite refused: digest.md was edited by hand during the call" });
+    expect(entries[2].digest_before).toBe(entries[1].digest_after);
+    expect(warnings.join("\n")).toMatch(/edited during the call/);
+  });
+
   it("does not copy a secret a person put in digest.md into the ledger", async () => {
     const { store, warnings } = makeStore(dir);
     await mkdir(memDir(dir, "k"), { recursive: true });
