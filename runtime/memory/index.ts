@@ -150,11 +150,11 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   /** Read everything a call needs; in `continue`, first repair what a crash or a hand edit left behind. */
   async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
     const p = paths(loc);
-    let raw = await fs.readFile(p.digest);
+    // independent reads in parallel: each is a thread-pool round trip
+    const [digestRaw, meta, scan] = await Promise.all([fs.readFile(p.digest), readMeta(loc), scanTail(fs, p.ledger, retainChars, maxScanBytes)]);
+    let raw = digestRaw;
     let parsed = parseDigest(raw);
     let hash = sha256(raw ?? "");
-    const meta = await readMeta(loc);
-    const scan = await scanTail(fs, p.ledger, retainChars, maxScanBytes);
     for (const off of scan.badLines) {
       warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable line at byte ${off}; it is kept as is and skipped when recalling facts`);
     }
@@ -247,13 +247,12 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   async function guard(loc: MemoryLocation, lock: HeldLock | null, state: State) {
     const lost = lock?.compromised();
     if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
-    if ((await fs.size(loc.dir)) === null) throw new Refused("the memory directory was removed during the call; patch not applied");
-    const meta = await readMeta(loc);
+    const [dirSize, meta, ledgerSize] = await Promise.all([fs.size(loc.dir), readMeta(loc), fs.size(paths(loc).ledger)]);
+    if (dirSize === null) throw new Refused("the memory directory was removed during the call; patch not applied");
     if ((meta?.generation ?? 0) !== (state.meta?.generation ?? 0)) {
       throw new Refused(`another writer updated this memory during the call (generation ${meta?.generation ?? 0}, expected ${state.meta?.generation ?? 0}); patch not applied`);
     }
-    const size = (await fs.size(paths(loc).ledger)) ?? 0;
-    if (size !== state.ledgerSize) throw new Refused("ledger.jsonl changed during the call (another writer?); patch not applied");
+    if ((ledgerSize ?? 0) !== state.ledgerSize) throw new Refused("ledger.jsonl changed during the call (another writer?); patch not applied");
   }
 
   async function writeMeta(loc: MemoryLocation, state: State, mode: MemoryMode) {
@@ -286,10 +285,10 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
 
   /** True (after recording an external_edit entry) when digest.md changed since the call loaded it. */
   async function concurrentEdit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<boolean> {
-    const raw = await fs.readFile(paths(loc).digest);
+    // the re-read and the guard's checks are independent round trips
+    const [raw] = await Promise.all([fs.readFile(paths(loc).digest), guard(loc, lock, state)]);
     const hash = sha256(raw ?? "");
     if (hash === state.hash) return false;
-    await guard(loc, lock, state);
     const before = state.hash;
     state.parsed = parseDigest(raw);
     state.hash = hash;
@@ -332,7 +331,6 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     }
     if (newDigest === undefined && patch.retain.length === 0) {
       if (notes.length > 0) return reject(loc, prov, state, lock, notes.join("; "));
-      await guard(loc, lock, state);
       await writeMeta(loc, state, prov.mode);
       return;
     }
@@ -344,7 +342,10 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     if (newDigest !== undefined) e.digest = newDigest;
     if (notes.length > 0) e.reason = notes.join("; ");
 
-    await guard(loc, lock, state);
+    // guard() ran inside concurrentEdit; only the lock flag can have changed since (no I/O in between
+    // except that function's own append)
+    const lost = lock?.compromised();
+    if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
     const sizeBefore = state.ledgerSize;
     await append(loc, state, e);
     if (content !== null) {
