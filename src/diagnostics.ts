@@ -100,13 +100,18 @@ export function formatDiagnostic(d: Diagnostic, source: string | null, color: bo
   return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
 }
 
+// Line starts of the last source seen: printing many diagnostics of one big file must not rescan it each time.
+let indexedSource: string | null = null;
+let lineStarts: number[] = [];
+
 function sourceLine(source: string, line: number): string | null {
-  let start = 0;
-  for (let i = 1; i < line; i++) {
-    const nl = source.indexOf("\n", start);
-    if (nl < 0) return null;
-    start = nl + 1;
+  if (source !== indexedSource) {
+    lineStarts = [0];
+    for (let nl = source.indexOf("\n"); nl >= 0; nl = source.indexOf("\n", nl + 1)) lineStarts.push(nl + 1);
+    indexedSource = source;
   }
+  if (line < 1 || line > lineStarts.length) return null;
+  const start = lineStarts[line - 1]!;
   let end = source.indexOf("\n", start);
   if (end < 0) end = source.length;
   return source.slice(start, end).replace(/\r$/, "");

@@ -37,15 +37,22 @@ class Scope {
   readonly reads = new Set<string>();
   /** functions defined directly in this scope, by name (for W040) */
   readonly defs = new Map<string, DefStmt>();
-  readonly bindings: Binding[];
+  readonly bindings: readonly Binding[];
+  /** bindings by name, for the lookups E070 and W040 make */
+  readonly bindingsByName = new Map<string, Binding[]>();
   constructor(
     readonly def: DefStmt | null,
     readonly parent: Scope | null,
     readonly names: ReadonlySet<string>,
     body: readonly Stmt[],
   ) {
-    this.bindings = scopeBindings(body);
-    if (def) for (const p of def.params) this.bindings.unshift({ name: p.name, span: p.span, kind: "param" });
+    const params = def ? def.params.map((p): Binding => ({ name: p.name, span: p.span, kind: "param" })) : [];
+    this.bindings = params.length > 0 ? [...params, ...scopeBindings(body)] : scopeBindings(body);
+    for (const b of this.bindings) {
+      const list = this.bindingsByName.get(b.name);
+      if (list) list.push(b);
+      else this.bindingsByName.set(b.name, [b]);
+    }
   }
 }
 
@@ -257,11 +264,12 @@ class Resolver {
   // ---------- statements ----------
 
   private walkBlock(stmts: readonly Stmt[], ctx: Ctx): void {
-    for (const s of stmts) this.walkStmt(s, ctx);
+    // The context for blocks nested in these statements, made once per block rather than per statement.
+    const inner: Ctx = ctx.atTop ? { ...ctx, atTop: false } : ctx;
+    for (const s of stmts) this.walkStmt(s, ctx, inner);
   }
 
-  private walkStmt(s: Stmt, ctx: Ctx): void {
-    const inner: Ctx = { ...ctx, atTop: false };
+  private walkStmt(s: Stmt, ctx: Ctx, inner: Ctx): void {
     switch (s.kind) {
       case "AgentDecl":
         if (!ctx.atTop) this.misplaced("agent declarations", s.span);
@@ -405,10 +413,8 @@ class Resolver {
     if (scope) scope.reads.add(name);
     if (scope && scope !== ctx.scope) return; // a module name or an enclosing function's local
     if (scope) {
-      const before = scope.bindings.some(
-        (b) =>
-          b.name === name &&
-          (b.kind === "param" || b.kind === "def" || b.kind === "import" || isBefore(b.span, stmtSpan)),
+      const before = (scope.bindingsByName.get(name) ?? []).some(
+        (b) => b.kind === "param" || b.kind === "def" || b.kind === "import" || isBefore(b.span, stmtSpan),
       );
       if (before) return;
       this.report("E070", `constrain on '${name}', which is not bound before this statement`, nameSpan);
@@ -500,7 +506,7 @@ class Resolver {
     const scope = this.findScope(f.name, ctx);
     const def = scope?.defs.get(f.name);
     // Only when the name is that function and nothing else (not reassigned to another value).
-    if (!scope || !def || scope.bindings.some((b) => b.name === f.name && b.kind !== "def")) return;
+    if (!scope || !def || (scope.bindingsByName.get(f.name) ?? []).some((b) => b.kind !== "def")) return;
     this.pmapSites.push({ call: e, def });
   }
 

@@ -9,8 +9,11 @@ export interface Binding {
   kind: BindingKind;
 }
 
+const NONE: readonly Stmt[][] = Object.freeze([]) as readonly Stmt[][];
+const NO_BINDINGS: readonly Binding[] = Object.freeze([]) as readonly Binding[];
+
 /** The statement lists nested inside `s` that share its scope (a `def` body is its own scope, so it is not one). */
-export function innerBlocks(s: Stmt): Stmt[][] {
+export function innerBlocks(s: Stmt): readonly Stmt[][] {
   switch (s.kind) {
     case "If":
       return s.orelse ? [...s.branches.map((b) => b.body), s.orelse] : s.branches.map((b) => b.body);
@@ -41,7 +44,7 @@ export function innerBlocks(s: Stmt): Stmt[][] {
     case "Continue":
     case "Assign":
     case "ExprStmt":
-      return [];
+      return NONE;
     default: {
       const never: never = s;
       return never;
@@ -50,14 +53,14 @@ export function innerBlocks(s: Stmt): Stmt[][] {
 }
 
 /** Names one statement binds in its own scope (not those bound inside nested blocks or `def` bodies). */
-export function ownBindings(s: Stmt): Binding[] {
+export function ownBindings(s: Stmt): readonly Binding[] {
   switch (s.kind) {
     case "Assign":
       return [{ name: s.target, span: s.targetSpan, kind: "assign" }];
     case "For":
       return [{ name: s.target, span: s.targetSpan, kind: "for" }];
     case "Try":
-      return s.handler ? [{ name: s.handler.name, span: s.handler.nameSpan, kind: "except" }] : [];
+      return s.handler ? [{ name: s.handler.name, span: s.handler.nameSpan, kind: "except" }] : NO_BINDINGS;
     case "Choose":
       return [{ name: s.binding, span: s.bindingSpan, kind: "choose" }];
     case "Match": {
@@ -70,22 +73,30 @@ export function ownBindings(s: Stmt): Binding[] {
     case "Def":
       return [{ name: s.name, span: s.nameSpan, kind: "def" }];
     case "FromImport":
-      return s.isAgent ? [] : [{ name: s.alias ?? s.name, span: s.aliasSpan ?? s.nameSpan, kind: "import" }];
+      return s.isAgent ? NO_BINDINGS : [{ name: s.alias ?? s.name, span: s.aliasSpan ?? s.nameSpan, kind: "import" }];
     default:
-      return [];
+      return NO_BINDINGS;
   }
 }
 
-/** Every binding in a statement list and its nested blocks, in source order, without entering `def` bodies. */
-export function scopeBindings(body: readonly Stmt[]): Binding[] {
+const bindingCache = new WeakMap<readonly Stmt[], readonly Binding[]>();
+
+/**
+ * Every binding in a statement list and its nested blocks, in source order, without entering `def` bodies.
+ * Cached per body: the local-name sets and the resolver's scopes both need it.
+ */
+export function scopeBindings(body: readonly Stmt[]): readonly Binding[] {
+  const cached = bindingCache.get(body);
+  if (cached) return cached;
   const out: Binding[] = [];
   const visit = (stmts: readonly Stmt[]): void => {
     for (const s of stmts) {
-      out.push(...ownBindings(s));
+      for (const b of ownBindings(s)) out.push(b);
       for (const b of innerBlocks(s)) visit(b);
     }
   };
   visit(body);
+  bindingCache.set(body, out);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // Generic traversal helpers over expressions and templates.
 import type { Expr, Stmt, Template } from "../ast.ts";
 
+const LEAF: readonly Expr[] = Object.freeze([]) as readonly Expr[];
+
 /** Direct sub-expressions of `e`, in evaluation order (agent `.with`/inline arguments included). */
-export function childExprs(e: Expr): Expr[] {
+export function childExprs(e: Expr): readonly Expr[] {
   switch (e.kind) {
     case "Unit":
     case "Bool":
@@ -11,7 +13,7 @@ export function childExprs(e: Expr): Expr[] {
     case "TemplateExpr":
     case "Name":
     case "It":
-      return [];
+      return LEAF;
     case "List":
       return e.items;
     case "Object":
@@ -32,7 +34,7 @@ export function childExprs(e: Expr): Expr[] {
       return [...ref.map((k) => k.value), ...e.args, ...e.kwargs.map((k) => k.value)];
     }
     case "Predicate":
-      return e.input ? [e.input] : [];
+      return e.input ? [e.input] : LEAF;
     default: {
       const never: never = e;
       return never;
