@@ -94,6 +94,9 @@ function parseUnsafe(source: string, path: string): ParseResult {
   const tokens: IToken[] = [];
   for (const tok of lexed.tokens) {
     const t = tok.tokenType;
+    if ((t === UnterminatedString || t === UnterminatedTripleString || t === UnterminatedTemplate) && diagnostics.length >= MAX_ERRORS) {
+      continue;
+    }
     if (t === UnterminatedString || t === UnterminatedTripleString) {
       const span = tokenSpan(tok);
       diagnostics.push(
@@ -131,15 +134,19 @@ function parseUnsafe(source: string, path: string): ParseResult {
   parser.path = path;
   parser.diags = [];
   parser.pendingLambdas = [];
+  parser.lambdaDepth = 0;
+  parser.lambdaLimitReported = false;
   let from = 0;
   let syntaxErrors = 0;
   while (from < stream.length) {
     parser.input = from === 0 ? stream : stream.slice(from);
     const parsed = parser.program();
     // On a syntax error the rule aborts; its complete top-level statements are still in `parsed.body`.
-    body.push(...parser.collected);
+    // (a loop, not push(...spread): a spread of a million statements overflows the call stack)
+    for (const s of parser.collected) body.push(s);
     parser.collected = [];
     parser.pendingLambdas = [];
+    parser.lambdaDepth = 0;
     void parsed;
     const err = parser.errors[0];
     if (err === undefined) break;
@@ -147,9 +154,9 @@ function parseUnsafe(source: string, path: string): ParseResult {
     diagnostics.push(syntaxDiagnostic(err, stream, path, eof));
     if (syntaxErrors >= MAX_ERRORS) break;
     const at = err.token.tokenType === EOF ? stream.length : stream.indexOf(err.token, from);
-    from = nextTopLevelStatement(stream, Math.max(at, from) + 1);
+    from = nextTopLevelStatement(stream, from, Math.max(at, from) + 1);
   }
-  diagnostics.push(...parser.diags);
+  for (const d of parser.diags) diagnostics.push(d);
   parser.diags = [];
   parser.input = [];
 
@@ -163,11 +170,13 @@ function parseUnsafe(source: string, path: string): ParseResult {
   return { program, diagnostics };
 }
 
-/** First index at or after `i` that starts a top-level statement (block level 0, after a NEWLINE or DEDENT). */
-function nextTopLevelStatement(stream: IToken[], i: number): number {
-  // Block level just before index i.
+/**
+ * First index at or after `i` that starts a top-level statement (block level 0, after a NEWLINE or DEDENT).
+ * `from` is the start of the statement that failed, where the level is 0.
+ */
+function nextTopLevelStatement(stream: IToken[], from: number, i: number): number {
   let level = 0;
-  for (let k = 0; k < i && k < stream.length; k++) {
+  for (let k = from; k < i && k < stream.length; k++) {
     const t = stream[k]!.tokenType;
     if (t === Indent) level++;
     else if (t === Dedent) level--;

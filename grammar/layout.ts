@@ -14,6 +14,7 @@ import {
   Colon,
   Dedent,
   Indent,
+  KW,
   Newline,
   OPENERS,
   StringTok,
@@ -23,6 +24,11 @@ import {
 } from "./tokens.ts";
 
 const MAYBE_MULTILINE: ReadonlySet<TokenType> = new Set([TripleString, Template]);
+const BLOCK_KEYWORDS: ReadonlySet<TokenType> = new Set(
+  (["if", "elif", "else", "while", "for", "def", "match", "case", "choose", "option", "constrain", "with", "try", "except", "finally"] as const).map(
+    (w) => KW[w],
+  ),
+);
 
 /** Deepest nesting of brackets, and of indented blocks, the front end accepts (keeps recursion bounded). */
 export const MAX_NESTING = 100;
@@ -55,6 +61,8 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
   let depth = 0;
   let prev: IToken | null = null;
   let prevEndLine = 0;
+  /** first token of the previous logical line */
+  let lineFirst: IToken | null = null;
   for (const tok of tokens) {
     const line = tok.startLine!;
     if (depth === 0 && (prev === null || line > prevEndLine)) {
@@ -76,7 +84,9 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
       const indent = col - 1;
       const top = stack[stack.length - 1]!;
       if (indent > top) {
-        if (prev !== null && prev.tokenType === Colon) {
+        // After a block header that lacks its ':', open the block anyway: the parser then reports the
+        // missing ':' precisely ("expected ':' after the if condition"), which beats "unexpected indentation".
+        if (prev !== null && (prev.tokenType === Colon || (lineFirst !== null && BLOCK_KEYWORDS.has(lineFirst.tokenType)))) {
           if (stack.length > MAX_NESTING) {
             diagnostics.push(
               diagnostic("E001", `blocks nested deeper than ${MAX_NESTING} levels are not supported`, path, spanAt(line, col)),
@@ -110,6 +120,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
       }
     }
     const type = tok.tokenType;
+    if (depth === 0 && (prev === null || line > prevEndLine)) lineFirst = tok;
     if (OPENERS.has(type)) {
       depth++;
       if (depth > MAX_NESTING) {

@@ -76,6 +76,41 @@ interface Args {
 
 type ArgItem = { kind: "pos"; expr: Expr } | { kind: "kw"; kw: KwArg };
 
+/** Deepest AST (in nodes) handed to later passes, which may recurse once per level. */
+export const MAX_AST_DEPTH = 1000;
+const MAX_LAMBDA_NESTING = 100;
+
+/** Whether the tree under `root` is more than `limit` nodes deep (iterative: safe on any depth). */
+export function depthExceeds(root: object, limit: number): boolean {
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const d = depths.pop()!;
+    if (Array.isArray(v)) {
+      for (const x of v) {
+        if (x !== null && typeof x === "object") {
+          values.push(x);
+          depths.push(d);
+        }
+      }
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    const nd = typeof o.kind === "string" ? d + 1 : d;
+    if (nd > limit) return true;
+    for (const key in o) {
+      if (key === "span" || key.endsWith("Span")) continue;
+      const x = o[key];
+      if (x !== null && typeof x === "object") {
+        values.push(x);
+        depths.push(nd);
+      }
+    }
+  }
+  return false;
+}
+
 const NOT_PRECEDENCE = 3;
 const COMPARE_PRECEDENCE = 4;
 
@@ -144,17 +179,31 @@ export class VvmParser extends EmbeddedActionsParser {
 
   /** Push `s`, preceded by the lambda definitions created while parsing it. */
   private pushStmt(body: Stmt[], mark: number, s: Stmt): void {
-    if (this.pendingLambdas.length > mark) body.push(...this.pendingLambdas.splice(mark));
+    if (this.pendingLambdas.length > mark) for (const d of this.pendingLambdas.splice(mark)) body.push(d);
     body.push(s);
   }
 
   // ---------- statements ----------
 
+  /** nesting of `lambda` inside `lambda` (the one recursion that brackets and blocks do not bound) */
+  lambdaDepth = 0;
+
   program = this.RULE("program", (): void => {
     this.MANY(() => {
       const mark = this.ACTION(() => this.pendingLambdas.length);
+      const start = this.ACTION(() => this.LA(1).startOffset);
       const s = this.SUBRULE(this.stmt);
-      this.ACTION(() => this.pushStmt(this.collected, mark, s));
+      this.ACTION(() => {
+        // A tree can be no deeper than its statement has tokens, and tokens are at least a character each:
+        // only long statements need the (iterative) depth check that protects later recursive passes.
+        const end = this.LA(1).startOffset;
+        if (!(end - start < MAX_AST_DEPTH) && depthExceeds(s, MAX_AST_DEPTH)) {
+          this.report("E001", `statement nested deeper than ${MAX_AST_DEPTH} levels is not supported`, s.span);
+          this.pendingLambdas.length = mark;
+          return;
+        }
+        this.pushStmt(this.collected, mark, s);
+      });
     });
   });
 
@@ -844,7 +893,7 @@ export class VvmParser extends EmbeddedActionsParser {
       },
       {
         // `lambda` is not reserved: it only starts a lambda when a parameter name follows.
-        GATE: () => this.LA(1).image === "lambda" && this.LA(2).tokenType === Identifier,
+        GATE: () => this.LA(1).image === "lambda" && this.LA(2).tokenType === Identifier && this.lambdaGate(),
         ALT: () => this.SUBRULE(this.lambdaExpr),
       },
       {
@@ -871,8 +920,20 @@ export class VvmParser extends EmbeddedActionsParser {
    * `def <lambda:L:C>(a, b): return expr` placed before the enclosing statement; the expression is a
    * reference to it. Closures over the enclosing function work exactly as for a nested `def`.
    */
+  private lambdaGate(): boolean {
+    if (this.lambdaDepth < MAX_LAMBDA_NESTING) return true;
+    if (!this.lambdaLimitReported) {
+      this.lambdaLimitReported = true;
+      this.report("E001", `lambdas nested deeper than ${MAX_LAMBDA_NESTING} levels are not supported`, tokenSpan(this.LA(1)));
+    }
+    return false;
+  }
+
+  lambdaLimitReported = false;
+
   lambdaExpr = this.RULE("lambdaExpr", (): Expr => {
     const kw = this.CONSUME(Identifier);
+    this.ACTION(() => this.lambdaDepth++);
     const params: Param[] = [];
     const first = this.CONSUME2(Identifier);
     this.ACTION(() => params.push({ name: first.image, span: tokenSpan(first) }));
@@ -884,6 +945,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Colon);
     const body = this.SUBRULE(this.expr);
     return this.ACTION((): Expr => {
+      this.lambdaDepth--;
       const kwSpan = tokenSpan(kw);
       const span = join(kwSpan, body.span);
       const name = `<lambda:${kwSpan.line}:${kwSpan.col}>`;
