@@ -108,8 +108,12 @@ export interface ValueProblem {
   message: string;
 }
 
-/** W021: a literal configuration value of the wrong shape. Only literals are judged; computed values pass. */
-export function configValueProblems(kw: KwArg): ValueProblem[] {
+/**
+ * W021: a literal configuration value of the wrong shape. Only literals are judged; computed values pass.
+ * `partial` is for `.with(...)`: its memory object merges one level deep into the base agent's, so fields
+ * may be missing there.
+ */
+export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[] {
   const v = kw.value;
   switch (kw.name) {
     case "model":
@@ -119,13 +123,13 @@ export function configValueProblems(kw: KwArg): ValueProblem[] {
       if (isNonListLiteral(v)) return [{ at: v, message: "agent 'skills' should be a list of skill names" }];
       return [];
     case "memory":
-      return v.kind === "Object" ? memoryProblems(v) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
+      return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
     default:
       return [];
   }
 }
 
-function memoryProblems(o: ObjectLit): ValueProblem[] {
+function memoryProblems(o: ObjectLit, partial: boolean): ValueProblem[] {
   const out: ValueProblem[] = [];
   const get = (k: string) => o.entries.find((e) => e.key === k);
   const scope = get("scope");
@@ -137,8 +141,9 @@ function memoryProblems(o: ObjectLit): ValueProblem[] {
     }
   }
   let scopeValue: string | null = null;
-  if (!scope) out.push({ at: o, message: "memory needs a 'scope' (\"project\", \"user\" or \"path\")" });
-  else {
+  if (!scope) {
+    if (!partial) out.push({ at: o, message: "memory needs a 'scope' (\"project\", \"user\" or \"path\")" });
+  } else {
     scopeValue = literalString(scope.value);
     if (scopeValue !== null && !MEMORY_SCOPES.has(scopeValue)) {
       out.push({ at: scope.value, message: `memory scope "${scopeValue}" is not "project", "user" or "path"` });
@@ -146,13 +151,14 @@ function memoryProblems(o: ObjectLit): ValueProblem[] {
       out.push({ at: scope.value, message: "memory scope should be \"project\", \"user\" or \"path\"" });
     }
   }
-  if (!key) out.push({ at: o, message: "memory needs a 'key' string" });
-  else {
+  if (!key) {
+    if (!partial) out.push({ at: o, message: "memory needs a 'key' string" });
+  } else {
     const k = literalString(key.value);
     if (k === null && isLiteral(key.value)) out.push({ at: key.value, message: "memory key should be a string" });
     else if (k !== null && k.trim() === "") out.push({ at: key.value, message: "memory key is empty" });
   }
-  if (scopeValue === "path" && !pathEntry) out.push({ at: o, message: "memory scope \"path\" needs a 'path'" });
+  if (scopeValue === "path" && !pathEntry && !partial) out.push({ at: o, message: "memory scope \"path\" needs a 'path'" });
   if (scopeValue !== null && scopeValue !== "path" && pathEntry) {
     out.push({ at: pathEntry.value, message: `memory 'path' is only used with scope "path"` });
   }

@@ -179,16 +179,16 @@ class Resolver {
         // Still count names as read so the variable is not also reported unused.
         this.walkExprReadsOnly(c, ctx);
       }
-      if (computed.length === 0) this.checkConfigValue(kw, true);
+      if (computed.length === 0) this.checkConfigValue(kw, "decl");
     }
   }
 
   /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
-  private checkConfigValue(kw: KwArg, isDecl: boolean): void {
-    for (const p of configValueProblems(kw)) this.report("W021", p.message, p.at.span);
+  private checkConfigValue(kw: KwArg, kind: "decl" | "with" | "inline"): void {
+    for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
     if (kw.name !== "skills" || kw.value.kind !== "List") return;
     // `.with(skills=[])` deliberately removes skills; only a declaration's empty list is suspicious.
-    if (isDecl && kw.value.items.length === 0) this.report("W011", "empty skills list: remove it or name the skills", kw.value.span);
+    if (kind === "decl" && kw.value.items.length === 0) this.report("W011", "empty skills list: remove it or name the skills", kw.value.span);
     for (const item of kw.value.items) {
       const name = literalString(item);
       if (name !== null) {
@@ -207,17 +207,17 @@ class Resolver {
       // Dialect: `x = base.with(...)` then `@x` — a variable may hold an agent value.
       if (!this.useName(ref.name, ctx)) this.report("E040", `unknown agent '@${ref.name}'`, ref.nameSpan);
     }
-    if (cfg) this.checkCallSiteConfig(cfg, ctx);
+    if (cfg) this.checkCallSiteConfig(cfg, ref.kind === "NamedAgent" ? "with" : "inline", ctx);
   }
 
   /** `.with(...)` and inline `@{...}` configuration: any expression is allowed, keys and literals are checked. */
-  private checkCallSiteConfig(kwargs: KwArg[], ctx: Ctx): void {
+  private checkCallSiteConfig(kwargs: KwArg[], kind: "with" | "inline", ctx: Ctx): void {
     for (const kw of kwargs) {
       if (!AGENT_KEYS.has(kw.name)) {
         this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: model, prompt, skills, permissions, memory)`, kw.nameSpan);
       }
       this.walkExpr(kw.value, ctx);
-      this.checkConfigValue(kw, false);
+      this.checkConfigValue(kw, kind);
     }
   }
 
@@ -492,7 +492,7 @@ class Resolver {
       const name = callee.object.name;
       if (!this.isUserName(name, ctx) && this.agents.has(name)) {
         for (const a of e.args) this.walkExpr(a, ctx);
-        this.checkCallSiteConfig(e.kwargs, ctx);
+        this.checkCallSiteConfig(e.kwargs, "with", ctx);
         return;
       }
     }
