@@ -98,11 +98,21 @@ describe("memory through vvm run", () => {
 
   it("pmap over per-worker keys runs in parallel, then one merge call writes the shared key", async () => {
     const dir = await project();
-    standin.setHandler((req) => ({ type: "text", delayMs: 150, text: patchReply({ digest: `notes for ${JSON.stringify(req.body.messages[0].content[0].text).slice(0, 60)}` }, "noted") }));
-    const t0 = Date.now();
+    // each worker's reply waits until all three workers are in flight (or 5 s pass): if the
+    // per-worker keys serialised the calls, maxInFlight would stay 1
+    let arrived = 0;
+    let release: () => void = () => {};
+    const allIn = new Promise<void>((r) => (release = r));
+    standin.setHandler(async (req) => {
+      const task = String(req.body.messages[0].content[0].text);
+      if (task.startsWith("Summarise")) {
+        if (++arrived === 3) release();
+        await Promise.race([allIn, new Promise((r) => setTimeout(r, 5000))]);
+      }
+      return { type: "text", text: patchReply({ digest: `notes for ${task.slice(0, 40)}` }, "noted") };
+    });
     ok(await runCli(["run", "replicate-merge.vvm"], { cwd: dir, env: standin.env() }));
     expect(standin.maxInFlight).toBe(3);
-    expect(Date.now() - t0).toBeLessThan(4 * 150 + 2000);
     const names = await readdir(path.join(dir, ".vvm", "memory"));
     expect(names.sort()).toEqual(["k-loadtest_3aap-south", "k-loadtest_3aeu-west", "k-loadtest_3ashared", "k-loadtest_3aus-east"]);
     expect((await ledger(dir, "loadtest:shared")).entries).toHaveLength(1);

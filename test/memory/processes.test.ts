@@ -65,7 +65,7 @@ describe("processes", () => {
 
   const ITERATIONS = Number(process.env.VVM_CRASH_ITERATIONS ?? 200);
   // lanes run side by side: each kill leaves a lock that blocks its lane for up to the stale time
-  const LANES = 12;
+  const LANES = 16;
   const STALE_MS = 2000;
 
   it(`kill -9 a writer at random moments ${ITERATIONS} times (stale time ${STALE_MS} ms)`, async () => {
