@@ -1,0 +1,121 @@
+// Property tests: whatever the input (random text, bytes, or a reference program with deletions, duplications,
+// insertions and truncation), parse() returns an AST or diagnostics, never throws, and is quick about it.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Diagnostic } from "../../src/diagnostics.ts";
+import { parse } from "../../grammar/index.ts";
+import { ROOT } from "../support/cli.ts";
+
+const TIME_BOUND_MS = 2000;
+
+function corpus(): string[] {
+  const dirs = [path.join(ROOT, "examples"), path.resolve(ROOT, "../shared/reference/examples")];
+  const files = dirs.filter(existsSync).flatMap((d) =>
+    readdirSync(d, { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".vvm"))
+      .map((f) => path.join(d, f)),
+  );
+  // A built-in program keeps the corpus non-empty on any checkout.
+  const builtin = [
+    'agent w(model="haiku", prompt="p")\n',
+    "def f(a, b):\n  if a == b and not ?`same`(a):\n    return [a, {k: b}]\n  return @w `t {a.b} {{x}}`(a, retry=1)\n",
+    "match f(1, 2):\n  case error(e):\n    raise e\n  case _:\n    pass\n",
+    'try:\n  x = """multi\nline"""\nexcept as err:\n  x = err.error\nfinally:\n  pass\nexport x\n',
+  ].join("");
+  return [builtin, ...files.map((f) => readFileSync(f, "utf8"))];
+}
+
+const programs = corpus();
+
+function wellFormed(source: string): void {
+  const t0 = performance.now();
+  const r = parse(source, "fuzz.vvm");
+  const ms = performance.now() - t0;
+  expect(ms).toBeLessThan(TIME_BOUND_MS);
+  expect(r.program !== null || r.diagnostics.length > 0).toBe(true);
+  const lines = source.split("\n").length + 1;
+  for (const d of r.diagnostics as Diagnostic[]) {
+    expect(d.code).toMatch(/^E0\d\d$/);
+    expect(d.span.line).toBeGreaterThanOrEqual(1);
+    expect(d.span.col).toBeGreaterThanOrEqual(1);
+    expect(d.span.line).toBeLessThanOrEqual(lines);
+    expect(d.message).not.toMatch(/internal error/);
+  }
+}
+
+/** One edit applied to a program. */
+const edit = fc.oneof(
+  fc.record({ kind: fc.constant("delete" as const), at: fc.nat(), len: fc.integer({ min: 1, max: 8 }) }),
+  fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat(), len: fc.integer({ min: 1, max: 40 }) }),
+  fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), text: fc.string({ maxLength: 6 }) }),
+  fc.record({
+    kind: fc.constant("insertToken" as const),
+    at: fc.nat(),
+    text: fc.constantFrom(":", "(", ")", "[", "]", "{", "}", "`", '"', '"""', "\n", "\t", "  ", "@", "?", "#", "\\", "lambda x:", "not ", "=="),
+  }),
+  fc.record({ kind: fc.constant("byte" as const), at: fc.nat(), code: fc.integer({ min: 0, max: 0xffff }) }),
+  fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+);
+
+type Edit = typeof edit extends fc.Arbitrary<infer T> ? T : never;
+
+function apply(src: string, e: Edit): string {
+  const at = src.length === 0 ? 0 : e.at % (src.length + 1);
+  switch (e.kind) {
+    case "delete":
+      return src.slice(0, at) + src.slice(at + e.len);
+    case "duplicate":
+      return src.slice(0, at + e.len) + src.slice(at, at + e.len) + src.slice(at + e.len);
+    case "insert":
+    case "insertToken":
+      return src.slice(0, at) + e.text + src.slice(at);
+    case "byte":
+      return src.slice(0, at) + String.fromCharCode(e.code) + src.slice(at);
+    case "truncate":
+      return src.slice(0, at);
+    default: {
+      const never: never = e;
+      return never;
+    }
+  }
+}
+
+describe("parse() on hostile input", () => {
+  it("random text", () => {
+    fc.assert(fc.property(fc.string({ maxLength: 400 }), wellFormed), { numRuns: 300 });
+  });
+
+  it("random code-like text", () => {
+    const piece = fc.constantFrom(
+      "x", "if", "def", "match", "case", "error", "(", ")", "[", "]", "{", "}", ":", ",", "=", "==", "+", "-",
+      "@a", "?", "`t {x}`", '"s"', '"""', "1", "\n", "\n  ", "\n    ", " ", "#c", "not", "and", "lambda", "it", "()",
+    );
+    fc.assert(fc.property(fc.array(piece, { maxLength: 200 }), (ps) => wellFormed(ps.join(""))), { numRuns: 500 });
+  });
+
+  it("random bytes decoded as latin-1 and as UTF-8", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 600 }), (bytes) => {
+        wellFormed(Buffer.from(bytes).toString("latin1"));
+        wellFormed(Buffer.from(bytes).toString("utf8"));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("mutated reference programs", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: programs.length - 1 }), fc.array(edit, { minLength: 1, maxLength: 6 }), (i, edits) => {
+        wellFormed(edits.reduce(apply, programs[i]!));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("every prefix of a program", () => {
+    const src = programs[0]!;
+    for (let i = 0; i <= src.length; i += 3) wellFormed(src.slice(0, i));
+  });
+});
