@@ -180,8 +180,10 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
   const regexText = str("regex");
   let regex: RegExp | null = null;
   if (regexText !== null) {
+    // `/pattern/flags` carries flags (e.g. `/review/i`); anything else is the pattern itself.
+    const literal = /^\/(.*)\/([a-z]*)$/s.exec(regexText);
     try {
-      regex = new RegExp(regexText);
+      regex = literal ? new RegExp(literal[1], literal[2]) : new RegExp(regexText);
     } catch (err) {
       fail("regex", `not a valid regular expression: ${(err as Error).message}`);
     }
