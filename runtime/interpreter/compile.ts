@@ -784,6 +784,11 @@ export class ModuleCompiler {
     });
   }
 
+  /**
+   * Loops are always async statements: their iterations run synchronously when the condition and body
+   * cannot suspend, but every POLL_MASK+1 iterations they check the abort signal and, once a time slice
+   * has passed, yield to the event loop so a Ctrl-C (delivered through it) can be noticed at all.
+   */
   private whileStmt(s: Stmt & { kind: "While" }, c: Ctx): CS {
     const cond = this.expr(s.cond, c.scope);
     const body = this.block(s.body, c);
@@ -791,9 +796,10 @@ export class ModuleCompiler {
     if (!cond.async && !body.async) {
       const cr = cond.run;
       const br = body.run;
-      return SS((f) => {
-        for (let n = 0; ; n++) {
-          if ((n & POLL_MASK) === POLL_MASK && f.signal.aborted) throw new Interrupted();
+      return AS(async (f) => {
+        let slice = sliceEnd();
+        for (let n = 1; ; n++) {
+          if ((n & POLL_MASK) === 0) slice = await poll(f, slice);
           const v = cr(f);
           if (v !== true) {
             if (v === false) return NORMAL;
@@ -806,8 +812,9 @@ export class ModuleCompiler {
       });
     }
     return AS(async (f) => {
-      for (let n = 0; ; n++) {
-        if ((n & POLL_MASK) === POLL_MASK && f.signal.aborted) throw new Interrupted();
+      let slice = sliceEnd();
+      for (let n = 1; ; n++) {
+        if ((n & POLL_MASK) === 0) slice = await poll(f, slice);
         if (!needBool(cond.async ? await cond.run(f) : cond.run(f), "a while condition", site)) return NORMAL;
         const code = body.async ? await body.run(f) : body.run(f);
         if (code === BREAK) return NORMAL;
@@ -825,13 +832,13 @@ export class ModuleCompiler {
       if (Array.isArray(v)) return v;
       throw thrown(`for needs a list to iterate, got ${typeName(v)}`, site);
     };
-    if (!iter.async && !body.async) {
-      const ir = iter.run;
+    if (!body.async) {
       const br = body.run;
-      return SS((f) => {
-        const xs = items(ir(f));
+      return AS(async (f) => {
+        const xs = items(iter.async ? await iter.run(f) : iter.run(f));
+        let slice = sliceEnd();
         for (let n = 0; n < xs.length; n++) {
-          if ((n & POLL_MASK) === POLL_MASK && f.signal.aborted) throw new Interrupted();
+          if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice);
           f.s[slot] = xs[n] as Value;
           const code = br(f);
           if (code === BREAK) return NORMAL;
@@ -842,10 +849,11 @@ export class ModuleCompiler {
     }
     return AS(async (f) => {
       const xs = items(iter.async ? await iter.run(f) : iter.run(f));
+      let slice = sliceEnd();
       for (let n = 0; n < xs.length; n++) {
-        if ((n & POLL_MASK) === POLL_MASK && f.signal.aborted) throw new Interrupted();
+        if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice);
         f.s[slot] = xs[n] as Value;
-        const code = body.async ? await body.run(f) : body.run(f);
+        const code = await body.run(f);
         if (code === BREAK) return NORMAL;
         if (code === RETURN) return code;
       }
@@ -1168,6 +1176,20 @@ class UserFunction implements VFunction {
     const f = this.enter(args, kwargs, it, site, env);
     return (this.c.body.run as AsyncS)(f).then(() => f.ret);
   }
+}
+
+/** How long a loop runs before it lets the event loop in (signals, timers, other pmap items). */
+const SLICE_MS = 25;
+const sliceEnd = () => performance.now() + SLICE_MS;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Called every POLL_MASK+1 iterations: stop on abort, yield when the slice is used up; returns the new slice end. */
+async function poll(f: Frame, slice: number): Promise<number> {
+  if (f.signal.aborted) throw new Interrupted();
+  if (performance.now() < slice) return slice;
+  await nextTurn();
+  if (f.signal.aborted) throw new Interrupted();
+  return sliceEnd();
 }
 
 function up(f: Frame, depth: number): Frame {

@@ -89,7 +89,7 @@ function collectDefs(s: Stmt, out: DefStmt[]): void {
 }
 
 /**
- * Which defs may suspend (reach an agent call, a judge, or a call whose target is not known statically).
+ * Which defs may suspend (reach an agent call, a judge, a loop, or a call whose target is not known statically).
  * Least fixpoint: start with none, add a def when its body suspends given the current set.
  */
 export function asyncDefs(functions: Map<DefStmt, Scope>, names: ModuleNames): Set<DefStmt> {
@@ -131,13 +131,12 @@ export class Analysis {
         return false;
       case "Choose":
       case "Constrain":
+      case "While":
+      case "For":
+        // Loops yield to the event loop now and then so Ctrl-C is noticed (see compile.ts `yieldSlice`).
         return true;
       case "If":
         return s.branches.some((b) => this.expr(b.cond, scope) || this.block(b.body, scope)) || (s.orelse !== null && this.block(s.orelse, scope));
-      case "While":
-        return this.expr(s.cond, scope) || this.block(s.body, scope);
-      case "For":
-        return this.expr(s.iter, scope) || this.block(s.body, scope);
       case "Match":
         return this.expr(s.subject, scope) || s.cases.some((c) => c.pattern.kind === "Semantic" || this.block(c.body, scope));
       case "WithInput":

@@ -3,13 +3,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkProgram } from "../../src/check.ts";
-import { hasErrors } from "../../src/diagnostics.ts";
-import { runProgram } from "../../runtime/interpreter/index.ts";
-import { noTrace } from "../../runtime/trace.ts";
-import { fromJSON, toJSON, type Value } from "../../runtime/values.ts";
+import { fromJSON, type Value } from "../../runtime/values.ts";
 import { runCli, ROOT } from "../support/cli.ts";
-import { FakeAgents, type FakeScript } from "../support/fake-agents.ts";
+import { runWithFakes, type FakeScript } from "../support/fake-agents.ts";
 
 const DIR = path.join(ROOT, "test/conformance/run");
 
@@ -79,21 +75,16 @@ export function parseExpectations(source: string): Expectations {
 }
 
 async function runWithFake(file: string, script: FakeScript) {
-  const checked = await checkProgram(file);
-  if (hasErrors(checked.diagnostics)) {
-    return { code: 2, stdout: "", stderr: checked.diagnostics.map((d) => `${d.code} ${d.message}`).join("\n"), agents: null };
-  }
-  const agents = new FakeAgents(script);
-  const outcome = await runProgram(checked, { agents, trace: noTrace, signal: new AbortController().signal, concurrency: 4, warn: () => {} });
-  switch (outcome.kind) {
+  const r = await runWithFakes(file, script);
+  switch (r.outcome.kind) {
     case "ok":
-      return { code: 0, stdout: JSON.stringify(Object.fromEntries([...outcome.exports].map(([k, v]) => [k, toJSON(v)]))), stderr: "", agents };
+      return { code: 0, stdout: JSON.stringify(r.exports), stderr: "", agents: r.agents };
     case "raised":
-      return { code: 1, stdout: "", stderr: JSON.stringify(toJSON(outcome.error)), agents };
+      return { code: 1, stdout: "", stderr: JSON.stringify(r.error), agents: r.agents };
     case "interrupted":
-      return { code: 130, stdout: "", stderr: "interrupted", agents };
+      return { code: 130, stdout: "", stderr: "interrupted", agents: r.agents };
     default: {
-      const never: never = outcome;
+      const never: never = r.outcome;
       return never;
     }
   }

@@ -1,7 +1,11 @@
 // A scripted AgentRuntime for evaluator tests: replies chosen by task substring, verdicts by criterion
 // substring, choices by criterion substring; every request is recorded. Test code only.
 import type { AgentCallRequest, AgentRuntime, ChooseRequest, JudgeRequest } from "../../runtime/agent-runtime.ts";
-import { makeError, thrown, type Value } from "../../runtime/values.ts";
+import type { RunOutcome } from "../../runtime/context.ts";
+import { runProgram } from "../../runtime/interpreter/index.ts";
+import { noTrace } from "../../runtime/trace.ts";
+import { makeError, thrown, toJSON, type Value } from "../../runtime/values.ts";
+import { checkProgram } from "../../src/check.ts";
 
 export interface FakeScript {
   /** task substring → reply (a value, or a function of the request); first match wins */
@@ -85,4 +89,38 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+export interface FakeRun {
+  outcome: RunOutcome;
+  agents: FakeAgents;
+  /** the exports as plain JSON (ok runs), else null */
+  exports: Record<string, unknown> | null;
+  /** the raised error as plain JSON (raised runs), else null */
+  error: unknown;
+}
+
+/** Validate `file` (must be free of errors) and run it with a FakeAgents runtime. */
+export async function runWithFakes(
+  file: string,
+  script: FakeScript = {},
+  opts: { concurrency?: number; signal?: AbortSignal } = {},
+): Promise<FakeRun> {
+  const checked = await checkProgram(file);
+  const errors = checked.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) throw new Error(`validation failed:\n${errors.map((d) => `${d.code} ${d.message}`).join("\n")}`);
+  const agents = new FakeAgents(script);
+  const outcome = await runProgram(checked, {
+    agents,
+    trace: noTrace,
+    signal: opts.signal ?? new AbortController().signal,
+    concurrency: opts.concurrency ?? 4,
+    warn: () => {},
+  });
+  return {
+    outcome,
+    agents,
+    exports: outcome.kind === "ok" ? Object.fromEntries([...outcome.exports].map(([k, v]) => [k, toJSON(v)])) : null,
+    error: outcome.kind === "raised" ? toJSON(outcome.error) : null,
+  };
 }

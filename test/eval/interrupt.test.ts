@@ -1,0 +1,79 @@
+// Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { collect, spawnCli } from "../support/cli.ts";
+import { runWithFakes } from "../support/fake-agents.ts";
+
+function program(body: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-int-"));
+  const file = path.join(dir, "main.vvm");
+  writeFileSync(file, body);
+  return file;
+}
+
+describe("interrupt", () => {
+  it("stops an endless synchronous loop", async () => {
+    const file = program(`def f(a, b):
+  return a + b
+i = 0
+while true:
+  i = f(i, 1)
+`);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const t0 = Date.now();
+    const r = await runWithFakes(file, {}, { signal: ac.signal });
+    expect(r.outcome.kind).toBe("interrupted");
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
+  it("stops during a pending agent call, skipping finally blocks and later statements", async () => {
+    const file = program(`agent w(model="haiku")
+try:
+  x = @w \`slow\`(())
+finally:
+  y = @w \`cleanup\`(())
+z = @w \`after\`(())
+`);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const r = await runWithFakes(file, { delayMs: 10_000 }, { signal: ac.signal });
+    expect(r.outcome.kind).toBe("interrupted");
+    expect(r.agents.calls().map((c) => c.task)).toEqual(["slow"]);
+  });
+
+  it("stops a long for loop over a huge list", async () => {
+    const file = program(`n = 0
+for i in range(3000000):
+  n = n + 1
+`);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const r = await runWithFakes(file, {}, { signal: ac.signal });
+    expect(r.outcome.kind).toBe("interrupted");
+  });
+});
+
+describe("interrupt through the CLI", () => {
+  it("SIGINT stops `vvm run` in an endless loop with exit 130", async () => {
+    const file = program(`def f(a, b):
+  return a + b
+i = 0
+while true:
+  i = f(i, 1)
+`);
+    const child = spawnCli(["run", file]);
+    const done = collect(child);
+    // wait until the program is running (the offline notice is printed before the first statement)
+    await new Promise<void>((resolve) => child.stderr!.once("data", () => resolve()));
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    const r = await done;
+    expect(r.code).toBe(130);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.stdout).toBe("");
+  });
+});
