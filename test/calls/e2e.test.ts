@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
-import { runCli, type CliResult } from "../support/cli.ts";
+import { ROOT, runCli, type CliResult } from "../support/cli.ts";
 import { defaultHandler, startStandin, type Standin } from "../support/standin.ts";
 
 const REFERENCE = "/work/shared/reference/examples";
@@ -332,6 +332,44 @@ describe("conformance through vvm run", () => {
     const res = await runCli(["run", file], { cwd: dir, env: standin.env(), signal: ac.signal });
     expect(res.code).toBe(130);
     expect(res.stdout).toBe("");
+  });
+
+  it("a 429 storm under pmap recovers with retry= and honours retry-after", async () => {
+    const seen = new Map<string, number>();
+    standin.setHandler((req) => {
+      const task: string = req.body.messages[0].content[0].text;
+      const n = (seen.get(task) ?? 0) + 1;
+      seen.set(task, n);
+      return n <= 2 ? { type: "error", status: 429, retryAfterMs: 30 } : { type: "text", text: `ok ${task}` };
+    });
+    const file = await program(
+      "storm.vvm",
+      ['agent w(model="haiku")', "def one(i):", "  return @w `job {i}`(i, retry=2)", "out = pmap(range(8), one)", "export out", ""].join("\n"),
+    );
+    const res = await runCli(["run", file], { cwd: dir, env: standin.env() });
+    const out = expectCleanRun(res, "storm.vvm");
+    expect(out.out).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => `ok job ${i}`));
+    expect(standin.requests.length).toBe(24);
+    expect(res.stderr).toMatch(/vvm: 8 calls \(24 attempts\)/);
+  });
+
+  it("the call examples in examples/ run offline and with their scripts", async () => {
+    const examples = path.join(ROOT, "examples");
+    const copy = await mkdtemp(path.join(dir, "own-"));
+    for (const f of ["calls-retry.vvm", "calls-retry.yaml", "calls-judges.vvm", "calls-judges.yaml"]) await cp(path.join(examples, f), path.join(copy, f));
+    for (const name of ["calls-retry", "calls-judges"]) {
+      expectCleanRun(await runCli(["run", `${name}.vvm`], { cwd: copy }), `${name} sim`);
+    }
+    const retry = await runCli(["run", "calls-retry.vvm", "--script", "calls-retry.yaml"], { cwd: copy, env: { VVM_RETRY_BASE_MS: "1" } });
+    expect(expectCleanRun(retry, "calls-retry script")).toEqual({ health: "search in eu-west is healthy after a short overload.", advice: "none needed" });
+    expect(retry.stderr).toContain("1 call (3 attempts)");
+    const judges = await runCli(["run", "calls-judges.vvm", "--script", "calls-judges.yaml"], { cwd: copy });
+    expect(expectCleanRun(judges, "calls-judges script")).toEqual({
+      frustrated: true,
+      area: "discoverability",
+      plan: "explain",
+      reply: "The export button now sits in the top bar, next to Share.",
+    });
   });
 
   it("writes the trace file with the interpreter's events and ours", async () => {
