@@ -1,0 +1,115 @@
+// What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { interpolate, SHORT_STRING } from "../../runtime/render.ts";
+import { obj } from "../../runtime/values.ts";
+import { runWithFakes } from "../support/fake-agents.ts";
+
+function program(body: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-agents-"));
+  const file = path.join(dir, "main.vvm");
+  writeFileSync(file, body);
+  return file;
+}
+
+describe("agent calls", () => {
+  it("derives agents: scalars replace, objects merge one level deep, lists replace", async () => {
+    const r = await runWithFakes(
+      program(`agent base(model="sonnet", prompt="P", skills=["a", "b"], memory={ scope: "project", key: "k1" }, permissions=perm(read=["x"]))
+d = base.with(model="haiku", skills=["c"], memory={ key: "k2" })
+one = @d \`t1\`(())
+two = @d.with(prompt="Q") \`t2\`(())
+three = @base \`t3\`(())
+`),
+    );
+    const [c1, c2, c3] = r.agents.calls();
+    expect(c1?.config).toEqual(
+      obj({
+        model: "haiku",
+        prompt: "P",
+        skills: ["c"],
+        memory: obj({ scope: "project", key: "k2" }),
+        permissions: obj({ read: ["x"], write: [], execute: [], bash: "deny", network: "deny" }),
+      }),
+    );
+    expect(c2?.config.get("prompt")).toBe("Q");
+    expect(c2?.config.get("model")).toBe("haiku");
+    expect(c3?.config.get("model")).toBe("sonnet"); // the base is unchanged
+    expect(c3?.agent).toBe("base");
+  });
+
+  it("evaluates agent, input, options, then renders, then calls; a render failure makes no call", async () => {
+    const r = await runWithFakes(
+      program(`agent a(model="haiku")
+def input_value():
+  return "in"
+try:
+  x = @a \`uses {later}\`(input_value(), retry=1)
+except as e:
+  msg = e.error.message
+later = 1
+export msg
+`),
+    );
+    expect(r.exports?.msg).toBe("unbound name 'later'");
+    expect(r.agents.calls()).toHaveLength(0);
+  });
+
+  it("raises when @name holds something other than an agent", async () => {
+    const r = await runWithFakes(
+      program(`agent a(model="haiku")
+def call_it(x):
+  return @x \`t\`(())
+try:
+  call_it("not an agent")
+except as e:
+  msg = e.error.message
+ok = call_it(a)
+export msg
+export ok
+`),
+    );
+    expect(r.exports).toEqual({ msg: "@x: 'x' holds string, not an agent", ok: "reply to: t" });
+  });
+
+  it("sends `it` when no input is given, inherited by called functions", async () => {
+    const r = await runWithFakes(
+      program(`agent a(model="haiku")
+def ask():
+  return @a \`t\`()
+with input [1, 2]:
+  x = ask()
+`),
+    );
+    expect(r.agents.calls()[0]?.input).toEqual([1, 2]);
+  });
+});
+
+describe("template interpolation", () => {
+  it("keeps short strings and scalars verbatim", () => {
+    expect(interpolate("hello")).toBe("hello");
+    expect(interpolate(3)).toBe("3");
+    expect(interpolate(2.5)).toBe("2.5");
+    expect(interpolate(true)).toBe("true");
+    expect(interpolate(null)).toBe("()");
+  });
+
+  it("previews long strings, lists and objects and points to the input", () => {
+    const long = "x".repeat(SHORT_STRING + 1);
+    const p = interpolate(long);
+    expect(p.length).toBeLessThan(300);
+    expect(p).toContain(`[${SHORT_STRING + 1} characters; the full text is in the input]`);
+    expect(interpolate(["a", "b"])).toBe('["a","b"] [list of 2 items; the full value is in the input]');
+    expect(interpolate(obj({ b: 1, a: 2 }))).toBe('{"a":2,"b":1} [object with 2 fields; the full value is in the input]');
+    const big = interpolate(Array.from({ length: 5000 }, (_, i) => i));
+    expect(big.length).toBeLessThan(300);
+  });
+
+  it("shows a ref value as its path and summary", () => {
+    expect(interpolate(obj({ ref: ".vvm/runs/r/bindings/b000001.md", summary: "notes", mime: "text/markdown", bytes: 10 }))).toBe(
+      "[ref: .vvm/runs/r/bindings/b000001.md] summary: notes",
+    );
+  });
+});

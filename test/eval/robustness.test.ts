@@ -1,0 +1,66 @@
+// Bad input never crashes the process: deep recursion through nested expressions and builtins, huge lists.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+
+function program(body: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-robust-"));
+  const file = path.join(dir, "main.vvm");
+  writeFileSync(file, body);
+  return file;
+}
+
+describe("robustness", () => {
+  it("turns a JS stack overflow inside deeply nested expressions into a catchable thrown error", async () => {
+    const file = program(`def step(n):
+  return [[[[{ a: [[[1 + deep(n - 1)]]] }]]]]
+def deep(n):
+  if n == 0:
+    return 0
+  return map([n], step)[0][0][0][0][0].a[0][0][0]
+try:
+  deep(10000)
+except as e:
+  kind = e.error.kind
+  msg = e.error.message
+export kind
+export msg
+`);
+    const r = await runCli(["run", file]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { kind: string; msg: string };
+    expect(out.kind).toBe("thrown");
+    expect(out.msg).toMatch(/^recursion (too deep|limit reached)/);
+  });
+
+  it("an uncaught recursion error exits 1 with the error on stderr, not a JS stack trace", async () => {
+    const file = program(`def f(n):
+  return f(n + 1)
+x = f(0)
+`);
+    const r = await runCli(["run", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("recursion limit reached: more than 1000 nested calls (calling f)");
+    expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it("handles lists of a million items", async () => {
+    const file = program(`def inc(x):
+  return x + 1
+def add(a, b):
+  return a + b
+xs = map(range(1000000), inc)
+total = reduce(xs, add, init=0)
+n = len(filter(xs, is_even))
+def is_even(x):
+  return x - (x - 0) == 0
+export total
+export n
+`);
+    const r = await runCli(["run", file]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ total: 500000500000, n: 1000000 });
+  });
+});
