@@ -36,17 +36,19 @@ export function checkPmapMemory(site: PmapSite, agentDecl: (name: string) => Age
     if (mode && literalString(mode.value) !== "continue") continue;
     const ref = call.agent;
     let memory: KwArg | undefined;
+    let declared: KwArg | undefined;
     let agentLabel: string;
     if (ref.kind === "NamedAgent") {
       agentLabel = `@${ref.name}`;
-      memory = ref.with?.find((k) => k.name === "memory");
-      if (!memory) memory = agentDecl(ref.name)?.kwargs.find((k) => k.name === "memory");
+      declared = agentDecl(ref.name)?.kwargs.find((k) => k.name === "memory");
+      memory = ref.with?.find((k) => k.name === "memory") ?? declared;
     } else {
       agentLabel = "the inline agent";
       memory = ref.kwargs.find((k) => k.name === "memory");
     }
     if (!memory || memory.value.kind === "Unit" || mentionsAny(memory.value, tainted)) continue;
-    const key = describeKey(memory.value);
+    // `.with(memory={scope: ...})` without a key keeps the declared key (objects merge one level deep).
+    const key = describeKey(memory.value) ?? (declared ? describeKey(declared.value) : null) ?? "a fixed key";
     out.push({
       call,
       span: ref.span,
@@ -59,13 +61,11 @@ export function checkPmapMemory(site: PmapSite, agentDecl: (name: string) => Age
   return out;
 }
 
-function describeKey(e: Expr): string {
-  if (e.kind === "Object") {
-    const key = e.entries.find((en) => en.key === "key");
-    const k = key ? literalString(key.value) : null;
-    if (k !== null) return `key "${k}"`;
-  }
-  return "a fixed key";
+function describeKey(e: Expr): string | null {
+  if (e.kind !== "Object") return null;
+  const key = e.entries.find((en) => en.key === "key");
+  const k = key ? literalString(key.value) : null;
+  return k !== null ? `key "${k}"` : null;
 }
 
 /** Statements of one function body, blocks flattened, nested `def`s left out. */
