@@ -130,10 +130,14 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
 }
 
 function anthropic(io: CliIO, apiKey: string): Provider {
+  const baseURL = io.env.ANTHROPIC_BASE_URL || undefined;
+  if (baseURL !== undefined && !URL.canParse(baseURL)) {
+    throw new UsageError(`ANTHROPIC_BASE_URL=${baseURL} is not a URL (expected e.g. https://api.anthropic.com)`);
+  }
   // The CLI's environment is the process environment for a real run; tests pass their own.
   return new AnthropicProvider({
     apiKey,
-    baseURL: io.env.ANTHROPIC_BASE_URL || undefined,
+    baseURL,
     env: io.env,
     log: (message) => io.stderr.write(`vvm: ${message}\n`),
   });

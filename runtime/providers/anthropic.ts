@@ -205,7 +205,7 @@ export function toProviderError(err: unknown): ProviderError {
   }
   // A body cut off mid-response surfaces as a fetch/JSON error after the headers arrived.
   const message = err instanceof Error ? describeCause(err) : String(err);
-  return new ProviderError("spawn_failed", `the response broke off: ${message}`, true);
+  return new ProviderError("spawn_failed", `the request failed before a complete reply arrived: ${message}`, true);
 }
 
 function describeCause(e: Error): string {
