@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
+import { CODES } from "../../src/diagnostics.ts";
 import { ROOT } from "../support/cli.ts";
 
 const DIR = path.join(ROOT, "test/conformance/check");
@@ -47,6 +48,15 @@ function expectations(source: string, file: string): { keys: Set<string>; ok: bo
 describe("check conformance", () => {
   it("has programs to check", () => {
     expect(files.length).toBeGreaterThan(0);
+  });
+
+  it("expects every diagnostic code somewhere (issue 2: one case per code)", () => {
+    const expected = new Set<string>();
+    for (const name of files) {
+      const file = realpathSync(path.join(DIR, name));
+      for (const k of expectations(readFileSync(file, "utf8"), file).keys) expected.add(k.split(" ")[0]!);
+    }
+    expect(Object.keys(CODES).filter((c) => !expected.has(c))).toEqual([]);
   });
 
   it.each(files)("%s", async (name) => {
