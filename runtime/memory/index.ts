@@ -45,6 +45,8 @@ interface Meta {
   digest_sha256: string;
   /** bumped by every apply; a writer that finds a different value than it loaded refuses to write */
   generation: number;
+  /** the ledger's last sequence number, a fallback when no entry is readable near its end */
+  last_seq: number;
 }
 
 /** A write that must not happen; the message says why and that memory is unchanged. */
@@ -160,7 +162,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     }
     if (parsed.unusable) warnOnce(loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);
     for (const note of parsed.notes) warnOnce(loc, `note:${hash}:${note}`, note);
-    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq: scan.last?.seq ?? 0 };
+    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq: Math.max(scan.last?.seq ?? 0, meta?.last_seq ?? 0) };
     if (!writing) return { state, retains: scan.retains };
 
     const prv = provenance(prov);
@@ -266,6 +268,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       last_mode: mode,
       digest_sha256: state.hash,
       generation: (state.meta?.generation ?? 0) + 1,
+      last_seq: state.seq,
     };
     try {
       // meta.json is derived (the ledger and digest.md are authoritative), so no fsync

@@ -76,8 +76,11 @@ export async function scanTail(fs: MemoryFs, file: string, retainChars: number, 
     let first = true;
     let used = 0;
     let budgetFull = retainChars <= 0;
-    while (pos > 0 && h.size - pos < maxScanBytes) {
-      const start = Math.max(0, pos - CHUNK);
+    // the cap does not apply while looking for the end of the last complete line: a torn tail must
+    // be measured exactly, however long
+    let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
+    while (pos > 0 && (first || dataEnd - pos < maxScanBytes)) {
+      const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxScanBytes - (dataEnd - pos))));
       const chunk = await h.read(start, pos - start);
       let buf = carry.length ? Buffer.concat([chunk, carry]) : chunk;
       if (first) {
@@ -89,6 +92,7 @@ export async function scanTail(fs: MemoryFs, file: string, retainChars: number, 
         }
         first = false;
         scan.tornBytes = h.size - (start + nl + 1);
+        dataEnd = start + nl + 1;
         buf = buf.subarray(0, nl + 1);
       }
       // buf = [partial line of an earlier chunk…] + complete lines ending in "\n"

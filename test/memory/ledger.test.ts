@@ -72,8 +72,17 @@ describe("scanTail", () => {
       const h = (await nodeFs.openRead(f))!;
       return { ...h, size: h.size, close: () => h.close(), read: (s: number, l: number) => ((read += l), h.read(s, l)) };
     } };
-    const scan = await scanTail(counting, file, 1_000_000, 128 * 1024);
-    expect(read).toBeLessThanOrEqual(128 * 1024);
+    const scan = await scanTail(counting, file, 1_000_000, 100_000);
+    expect(read).toBeLessThanOrEqual(100_000);
     expect(scan.last?.seq).toBe(5000);
+  });
+
+  it("measures a torn tail longer than the scan cap exactly", async () => {
+    const file = path.join(dir, "longtorn.jsonl");
+    await writeFile(file, line(1, ["a"]) + "{" + "y".repeat(300_000));
+    const scan = await scanTail(nodeFs, file, 1000, 100_000);
+    expect(scan.tornBytes).toBe(300_001);
+    expect(scan.last?.seq).toBe(1);
+    expect(scan.retains).toEqual(["a"]);
   });
 });
