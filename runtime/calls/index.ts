@@ -120,7 +120,7 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
       return new SimProvider();
     case "auto":
       if (key) return anthropic(io, key);
-      io.stderr.write("vvm: ANTHROPIC_API_KEY is not set, so this run is offline (simulated replies); set the key to call Claude\n");
+      io.stderr.write("vvm: ANTHROPIC_API_KEY is not set, so this run is offline: the simulator answers every call and judge. Set ANTHROPIC_API_KEY to call Claude (--provider sim hides this line)\n");
       return new SimProvider();
     default: {
       const never: never = kind;

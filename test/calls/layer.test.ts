@@ -53,7 +53,9 @@ describe("provider selection", () => {
     expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toBe("[sim:a] hi");
     await layer.close();
     const lines = out.stderr.trimEnd().split("\n");
-    expect(lines[0]).toBe("vvm: ANTHROPIC_API_KEY is not set, so this run is offline (simulated replies); set the key to call Claude");
+    expect(lines[0]).toBe(
+      "vvm: ANTHROPIC_API_KEY is not set, so this run is offline: the simulator answers every call and judge. Set ANTHROPIC_API_KEY to call Claude (--provider sim hides this line)",
+    );
     expect(lines).toHaveLength(2);
     expect(out.stdout).toBe("");
 
