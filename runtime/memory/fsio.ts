@@ -1,7 +1,9 @@
 // Every file operation the memory store performs, behind one interface so tests can substitute a
 // failing layer (ENOSPC, EIO) and check that memory ends unchanged or fully updated.
 import { constants } from "node:fs";
-import { mkdir, open, readFile, stat, truncate } from "node:fs/promises";
+import { mkdir, open, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
+
+let tmpCounter = 0;
 import writeFileAtomic from "write-file-atomic";
 
 export interface ReadHandle {
@@ -79,7 +81,20 @@ export const nodeFs: MemoryFs = {
     await truncate(file, length);
   },
   async writeAtomic(file, data, durable) {
-    await writeFileAtomic(file, data, { fsync: durable });
+    if (durable) {
+      await writeFileAtomic(file, data, { fsync: true });
+      return;
+    }
+    // derived files (meta.json): temp file + rename, still all-or-nothing, with half the round trips
+    // of write-file-atomic (no realpath, stat, chown, chmod)
+    const tmp = `${file}.${process.pid}.${(tmpCounter = (tmpCounter + 1) % 1e9)}.tmp`;
+    try {
+      await writeFile(tmp, data);
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
   },
   async mkdirp(dir) {
     await mkdir(dir, { recursive: true });

@@ -150,8 +150,7 @@ export async function verifyContainment(loc: MemoryLocation): Promise<void> {
   let realRoot: string;
   let realDir: string;
   try {
-    realRoot = await realpath(loc.root);
-    realDir = await realpath(loc.dir);
+    [realRoot, realDir] = await Promise.all([realpath(loc.root), realpath(loc.dir)]);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // nothing there yet: nothing to escape through
     throw err;
