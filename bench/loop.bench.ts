@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 5;
@@ -38,9 +38,48 @@ print(total)
 
 const EXPECTED = 499998500000;
 
+// The same loop timed inside each process (no start-up), to tell interpreter speed from start-up cost.
+const PYTHON_INNER = `import time
+t = time.perf_counter()
+${PYTHON.replace("print(total)\n", "")}print(total, time.perf_counter() - t)
+`;
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] as number;
+}
+
+/** Loop-only times (median of 5): runProgram on the built interpreter in this process vs python's perf_counter. */
+async function inner(vvmFile: string, pyFile: string): Promise<void> {
+  const dist = (rel: string) => pathToFileURL(path.join(ROOT, "dist", rel)).href;
+  const { checkProgram } = (await import(dist("src/check.js"))) as typeof import("../src/check.ts");
+  const { runProgram } = (await import(dist("runtime/interpreter/index.js"))) as typeof import("../runtime/interpreter/index.ts");
+  const checked = await checkProgram(vvmFile);
+  const ctx = {
+    agents: { call: () => Promise.reject(new Error("no calls")), judge: () => Promise.reject(new Error("no judges")), choose: () => Promise.reject(new Error("no choices")) },
+    trace: { enabled: false, emit() {} },
+    signal: new AbortController().signal,
+    concurrency: 1,
+    warn() {},
+  };
+  const v: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = performance.now();
+    const out = await runProgram(checked, ctx);
+    v.push((performance.now() - t0) / 1000);
+    if (out.kind !== "ok" || out.exports.get("total") !== EXPECTED) throw new Error(`in-process run failed: ${out.kind}`);
+  }
+  await writeFile(pyFile, PYTHON_INNER);
+  const p: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const out = spawnSync("python3", [pyFile], { encoding: "utf8" });
+    const [total, secs] = out.stdout.trim().split(" ");
+    if (Number(total) !== EXPECTED) throw new Error(`python computed ${total}`);
+    p.push(Number(secs));
+  }
+  const vm = median(v);
+  const pm = median(p);
+  process.stdout.write(`loop only, without start-up: vvm ${vm.toFixed(3)}s, python ${pm.toFixed(3)}s, ratio ${(vm / pm).toFixed(2)}x\n`);
 }
 
 function timed(cmd: string, args: string[], check: (stdout: string) => void): number {
@@ -86,6 +125,7 @@ export async function run(): Promise<void> {
     process.stdout.write(
       `loop 1M calls: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
     );
+    await inner(vvmFile, path.join(dir, "inner.py"));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
