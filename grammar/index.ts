@@ -1,7 +1,7 @@
 // The front end's entry point: source text → typed AST plus diagnostics. Never throws.
 // Pipeline: normalise line ends → Chevrotain lexer → layout pass (NEWLINE/INDENT/DEDENT) → parser with
 // embedded actions. Syntax errors resume at the next top-level statement, so one mistake does not hide the rest.
-import type { IRecognitionException, IToken } from "chevrotain";
+import type { IRecognitionException, IToken, TokenType } from "chevrotain";
 import { EOF } from "./chevrotain.ts";
 import type { Program, Span } from "../src/ast.ts";
 import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
@@ -20,6 +20,8 @@ import {
 } from "./tokens.ts";
 
 export { MAX_NESTING } from "./layout.ts";
+
+const UNTERMINATED: ReadonlySet<TokenType> = new Set([UnterminatedString, UnterminatedTripleString, UnterminatedTemplate]);
 export { RESERVED_WORDS } from "./tokens.ts";
 
 export interface ParseResult {
@@ -91,34 +93,27 @@ function parseUnsafe(source: string, path: string): ParseResult {
       }),
     );
   }
-  const tokens: IToken[] = [];
-  for (const tok of lexed.tokens) {
-    const t = tok.tokenType;
-    if ((t === UnterminatedString || t === UnterminatedTripleString || t === UnterminatedTemplate) && diagnostics.length >= MAX_ERRORS) {
-      continue;
-    }
-    if (t === UnterminatedString || t === UnterminatedTripleString) {
+  // Unterminated literals are lexed as tokens of their own (so lexing goes on); report them and drop them.
+  let tokens: IToken[] = lexed.tokens;
+  if (tokens.some((t) => UNTERMINATED.has(t.tokenType))) {
+    tokens = [];
+    for (const tok of lexed.tokens) {
+      const t = tok.tokenType;
+      if (!UNTERMINATED.has(t)) {
+        tokens.push(tok);
+        continue;
+      }
+      if (diagnostics.length >= MAX_ERRORS) continue;
       const span = tokenSpan(tok);
-      diagnostics.push(
-        diagnostic("E003", t === UnterminatedString ? "unterminated string: missing closing '\"' on this line" : 'unterminated string: missing closing """', path, {
-          line: span.line,
-          col: span.col,
-          endLine: span.line,
-          endCol: span.col + (t === UnterminatedString ? 1 : 3),
-        }),
-      );
-    } else if (t === UnterminatedTemplate) {
-      const span = tokenSpan(tok);
-      diagnostics.push(
-        diagnostic("E004", "unterminated template literal: missing closing '`'", path, {
-          line: span.line,
-          col: span.col,
-          endLine: span.line,
-          endCol: span.col + 1,
-        }),
-      );
-    } else {
-      tokens.push(tok);
+      const width = t === UnterminatedTripleString ? 3 : 1;
+      const where = { line: span.line, col: span.col, endLine: span.line, endCol: span.col + width };
+      if (t === UnterminatedTemplate) {
+        diagnostics.push(diagnostic("E004", "unterminated template literal: missing closing '`'", path, where));
+      } else if (t === UnterminatedString) {
+        diagnostics.push(diagnostic("E003", "unterminated string: missing closing '\"' on this line", path, where));
+      } else {
+        diagnostics.push(diagnostic("E003", 'unterminated string: missing closing """', path, where));
+      }
     }
   }
   if (diagnostics.length > 0) return { program: null, diagnostics };

@@ -17,13 +17,10 @@ import {
   KW,
   Newline,
   OPENERS,
-  StringTok,
-  Template,
+  MULTILINE_TYPES,
   tokenEnd,
-  TripleString,
 } from "./tokens.ts";
 
-const MAYBE_MULTILINE: ReadonlySet<TokenType> = new Set([TripleString, Template]);
 const BLOCK_KEYWORDS: ReadonlySet<TokenType> = new Set(
   (["if", "elif", "else", "while", "for", "def", "match", "case", "choose", "option", "constrain", "with", "try", "except", "finally"] as const).map(
     (w) => KW[w],
@@ -139,7 +136,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
     }
     out.push(tok);
     prev = tok;
-    prevEndLine = type === StringTok || !MAYBE_MULTILINE.has(type) ? line : tokenEnd(tok).line;
+    prevEndLine = MULTILINE_TYPES.has(type) ? tokenEnd(tok).line : line;
   }
   if (prev !== null) {
     const nl = newlineAfter(prev);

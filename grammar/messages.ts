@@ -55,7 +55,7 @@ const RULE: Record<string, string> = {
   kwarg: "a keyword argument (name=value)",
   argList: "the arguments",
   arg: "an argument",
-  primary: "an expression",
+  postfixExpr: "an expression",
   expr: "an expression",
   objectEntry: "an object entry (key: value)",
   agentCall: "an agent call",

@@ -51,13 +51,17 @@ import {
   RParen,
   StringTok,
   Template as TemplateTok,
+  MULTILINE_TYPES,
   tokenEnd,
   TripleString,
 } from "./tokens.ts";
 
 export function tokenSpan(t: IToken): Span {
+  const line = t.startLine!;
+  const col = t.startColumn!;
+  if (!MULTILINE_TYPES.has(t.tokenType)) return { line, col, endLine: line, endCol: col + t.image.length };
   const end = tokenEnd(t);
-  return { line: t.startLine!, col: t.startColumn!, endLine: end.line, endCol: end.col };
+  return { line, col, endLine: end.line, endCol: end.col };
 }
 
 function join(a: Span, b: Span): Span {
@@ -130,8 +134,9 @@ export class VvmParser extends EmbeddedActionsParser {
   diags: Diagnostic[] = [];
   path = "";
 
-  constructor() {
-    super(allTokens, { maxLookahead: 2, errorMessageProvider, recoveryEnabled: false });
+  /** `validate`: run Chevrotain's grammar checks (ambiguities, left recursion) — the tests do; the CLI skips them. */
+  constructor(validate = false) {
+    super(allTokens, { maxLookahead: 2, errorMessageProvider, recoveryEnabled: false, skipValidations: !validate });
     this.performSelfAnalysis();
   }
 
@@ -808,8 +813,9 @@ export class VvmParser extends EmbeddedActionsParser {
     return level(0);
   }
 
+  /** A primary expression (inlined here: one rule frame less per operand) followed by `.name`, `[i]`, `(args)`. */
   postfixExpr = this.RULE("postfixExpr", (): Expr => {
-    let e = this.SUBRULE(this.primary);
+    let e = this.OR2((this.primaryAlts ??= this.primaryAlternatives()));
     this.MANY(() => {
       this.OR([
         {
@@ -849,8 +855,8 @@ export class VvmParser extends EmbeddedActionsParser {
     return e;
   });
 
-  primary = this.RULE("primary", (): Expr =>
-    this.OR((this.primaryAlts ??= [
+  private primaryAlternatives(): IOrAlt<Expr>[] {
+    return [
       { ALT: () => this.SUBRULE(this.parenExpr) },
       {
         ALT: () => {
@@ -912,8 +918,8 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.objectExpr) },
       { ALT: () => this.SUBRULE(this.agentCall) },
       { ALT: () => this.SUBRULE(this.predicate) },
-    ])),
-  );
+    ];
+  }
 
   /**
    * Dialect: `lambda a, b: expr` (upstream examples 20 and 22). Desugared to a nested

@@ -178,12 +178,12 @@ export const lexer = new Lexer(lexedTokens, {
 });
 
 /** Token types whose text may span lines. */
-const MULTILINE: ReadonlySet<TokenType> = new Set([TripleString, UnterminatedTripleString, Template, UnterminatedTemplate]);
+export const MULTILINE_TYPES: ReadonlySet<TokenType> = new Set([TripleString, UnterminatedTripleString, Template, UnterminatedTemplate]);
 
 /** Line and column just past the end of a token (1-based, exclusive). */
 export function tokenEnd(t: IToken): { line: number; col: number } {
   const image = t.image;
-  if (MULTILINE.has(t.tokenType)) {
+  if (MULTILINE_TYPES.has(t.tokenType)) {
     const last = image.lastIndexOf("\n");
     if (last >= 0) {
       let lines = 0;
