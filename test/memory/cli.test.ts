@@ -71,6 +71,22 @@ describe("memory through vvm run", () => {
     expect(entries.map((e) => e.kind)).toEqual(["patch", "external_edit"]);
   });
 
+  it("multi-tenant keys: one memory per tenant, nothing mixed, user scope untouched by dry_run", async () => {
+    const dir = await project();
+    const home = path.join(dir, "home");
+    const out = ok(await runCli(["run", "tenant-memory.vvm", "--script", "memory-script.yaml"], { cwd: dir, env: { HOME: home } }));
+    expect(out.replies).toEqual(["Thanks, we are on it.", "Thanks, we are on it.", "Thanks, we are on it."]);
+    const names = (await readdir(path.join(dir, ".vvm", "memory"))).sort();
+    expect(names).toEqual(["k-tenant_3aacme", "k-tenant_3aglobex", "k-tenant_3ainitech"]);
+    for (const t of ["acme", "globex", "initech"]) {
+      const { entries } = await ledger(dir, `tenant:${t}`);
+      expect(entries.map((e) => [e.kind, e.retain])).toEqual([["patch", ["B ticket answered; follow up within a day"]]]);
+      const meta = JSON.parse(await readFile(path.join(memDir(dir, `tenant:${t}`), "meta.json"), "utf8"));
+      expect(meta.key).toBe(`tenant:${t}`);
+    }
+    await expect(readdir(home)).rejects.toThrow(); // the user-scope dry_run created nothing
+  });
+
   it("pmap over one shared key serialises the calls and loses no update", async () => {
     const dir = await project({
       "shared.vvm": [
