@@ -607,7 +607,7 @@ export class ModuleCompiler {
   // ---------------- statements ----------------
 
   block(stmts: Stmt[], c: Ctx): CS {
-    const parts = stmts.map((s) => this.stmt(s, c)).filter((s) => s !== NOOP);
+    const parts = stmts.map((s) => this.traced(s, this.stmt(s, c))).filter((s) => s !== NOOP);
     if (parts.length === 0) return NOOP;
     if (parts.length === 1) return parts[0] as CS;
     const n = parts.length;
@@ -628,6 +628,26 @@ export class ModuleCompiler {
         if (code !== NORMAL) return code;
       }
       return NORMAL;
+    });
+  }
+
+  /** With `--trace`, each statement emits a `statement` event (kind and `path:line:col`) as it starts. */
+  private traced(s: Stmt, cs: CS): CS {
+    const trace = this.ctx.trace;
+    if (!trace.enabled || cs === NOOP) return cs;
+    const site = `${this.info.path}:${s.span.line}:${s.span.col}`;
+    const kind = s.kind;
+    if (!cs.async) {
+      const r = cs.run;
+      return SS((f) => {
+        trace.emit({ type: "statement", kind, site });
+        return r(f);
+      });
+    }
+    const r = cs.run;
+    return AS((f) => {
+      trace.emit({ type: "statement", kind, site });
+      return r(f);
     });
   }
 

@@ -92,8 +92,10 @@ class Loader {
 
     // 3. The statements.
     const main = mc.compileModuleBody();
+    if (this.ctx.trace.enabled) this.ctx.trace.emit({ type: "module", phase: "start", path });
     if (main.async) await main.run(f);
     else main.run(f);
+    if (this.ctx.trace.enabled) this.ctx.trace.emit({ type: "module", phase: "end", path });
 
     // 4. Exports, materialised now (hoisted: position and repetition do not matter).
     return { exports: await this.exports(mc, f, body.filter((s): s is ExportStmt => s.kind === "Export")), agents: this.agentExports(mc, body) };

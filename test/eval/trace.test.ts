@@ -1,0 +1,37 @@
+// `--trace`: the evaluator's module and statement events go through the run's TraceSink.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runProgram } from "../../runtime/interpreter/index.ts";
+import type { TraceEvent, TraceSink } from "../../runtime/trace.ts";
+import { checkProgram } from "../../src/check.ts";
+import { FakeAgents } from "../support/fake-agents.ts";
+
+describe("trace events", () => {
+  it("emits module boundaries and one event per executed statement", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-trace-"));
+    const file = path.join(dir, "main.vvm");
+    writeFileSync(file, `def f(x):\n  return x\nfor i in [1, 2]:\n  y = f(i)\nexport y\n`);
+    const events: Omit<TraceEvent, "t">[] = [];
+    const trace: TraceSink = { enabled: true, emit: (e) => events.push(e) };
+    const out = await runProgram(await checkProgram(file), {
+      agents: new FakeAgents(),
+      trace,
+      signal: new AbortController().signal,
+      concurrency: 1,
+      warn: () => {},
+    });
+    expect(out.kind).toBe("ok");
+    const at = (line: number) => `${file}:${line}:${line === 2 ? 3 : line === 4 ? 3 : 1}`;
+    expect(events).toEqual([
+      { type: "module", phase: "start", path: file },
+      { type: "statement", kind: "For", site: at(3) },
+      { type: "statement", kind: "Assign", site: at(4) },
+      { type: "statement", kind: "Return", site: at(2) },
+      { type: "statement", kind: "Assign", site: at(4) },
+      { type: "statement", kind: "Return", site: at(2) },
+      { type: "module", phase: "end", path: file },
+    ]);
+  });
+});
