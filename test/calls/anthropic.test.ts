@@ -171,6 +171,7 @@ describe("error values", () => {
     const out = await rt.call(callReq(agent("a"), "t", null, { timeout: "200ms", retry: 1 }));
     expect(out).toBe("second try");
     expect(performance.now() - t0).toBeLessThan(2000);
+    await expect.poll(() => standin.abandoned).toBe(1);
     standin.setHandler(() => ({ type: "hang" }));
     const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { timeout: "150ms" })))!;
     expect(e.kind).toBe("timeout");
@@ -187,6 +188,7 @@ describe("error values", () => {
     expect(errorOf(out)!.kind).toBe("cancelled");
     expect(performance.now() - t0).toBeLessThan(1500);
     expect(standin.requests.length).toBe(1);
+    await expect.poll(() => standin.abandoned).toBe(1);
   });
 
   it("a model refusal is rejected", async () => {

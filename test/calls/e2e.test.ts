@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
-import { ROOT, runCli, type CliResult } from "../support/cli.ts";
+import { collect, ROOT, runCli, spawnCli, type CliResult } from "../support/cli.ts";
 import { defaultHandler, startStandin, type Standin } from "../support/standin.ts";
 
 const REFERENCE = "/work/shared/reference/examples";
@@ -370,6 +370,27 @@ describe("conformance through vvm run", () => {
       plan: "explain",
       reply: "The export button now sits in the top bar, next to Share.",
     });
+  });
+
+  it("SIGINT to a real `vvm run` with a request in flight ends it promptly with exit 130", async () => {
+    let arrived: () => void = () => {};
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    standin.setHandler(() => {
+      arrived();
+      return { type: "hang" };
+    });
+    const file = await program("sigint.vvm", ['agent w(model="haiku")', "r = @w `wait forever`(())", "export r", ""].join("\n"));
+    // spawnCli resolves tsx from its working directory: keep the default (the repository).
+    const child = spawnCli(["run", file], { env: standin.env() });
+    const done = collect(child);
+    const early = await Promise.race([inFlight.then(() => null), done]);
+    if (early) throw new Error(`vvm exited before calling the model: ${early.code}\n${early.stderr}`);
+    const t0 = performance.now();
+    child.kill("SIGINT");
+    const res = await done;
+    expect(res.code).toBe(130);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(res.stdout).toBe("");
   });
 
   it("writes the trace file with the interpreter's events and ours", async () => {

@@ -52,6 +52,8 @@ export class Standin {
   readonly requests: RecordedRequest[] = [];
   /** the most requests in flight at once */
   maxInFlight = 0;
+  /** requests whose client closed the connection before the answer was sent (aborts, timeouts) */
+  abandoned = 0;
   private inFlight = 0;
   private queue: StandinAction[] = [];
   private handler: StandinHandler | null = null;
@@ -95,6 +97,7 @@ export class Standin {
     this.handler = null;
     this.requests.length = 0;
     this.maxInFlight = 0;
+    this.abandoned = 0;
     this.cached.clear();
     return this;
   }
@@ -136,6 +139,7 @@ export class Standin {
   private async respond(rec: RecordedRequest, action: StandinAction, res: ServerResponse): Promise<void> {
     if (action.type === "hang") {
       await new Promise<void>((resolve) => res.on("close", resolve));
+      this.abandoned++;
       return;
     }
     if (action.delayMs) {
@@ -143,7 +147,10 @@ export class Standin {
         new Promise<boolean>((r) => setTimeout(() => r(false), action.delayMs)),
         new Promise<boolean>((r) => res.on("close", () => r(true))),
       ]);
-      if (gone) return;
+      if (gone) {
+        this.abandoned++;
+        return;
+      }
     }
     const id = this.requestId();
     switch (action.type) {
