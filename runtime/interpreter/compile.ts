@@ -782,7 +782,7 @@ export class ModuleCompiler {
           const v = c0(f);
           if (v === true) return b0(f);
           if (v === false) return er(f);
-          return needBool(v, "an if condition", site) ? NORMAL : NORMAL;
+          throw thrown(`an if condition must be true or false, got ${typeName(v)}`, site);
         });
       }
       return SS((f) => {
