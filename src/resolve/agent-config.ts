@@ -1,6 +1,7 @@
 // Static checks on agent configuration (declarations, `.with(...)`, inline agents) and agent-call options.
 import type { Expr, KwArg, ObjectLit } from "../ast.ts";
 import { parseDuration } from "../../runtime/duration.ts";
+import { isLambda } from "./scopes.ts";
 
 /** Portable agent configuration keys (LANGUAGE.md §3); others warn W020 and pass through. */
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
@@ -74,7 +75,7 @@ export function computedParts(root: Expr, isConstructor: (name: string) => boole
 export function describeExpr(e: Expr): string {
   switch (e.kind) {
     case "Name":
-      return `the variable '${e.name}'`;
+      return isLambda(e.name) ? "a lambda" : `the variable '${e.name}'`;
     case "It":
       return "'it'";
     case "Member":

@@ -2,7 +2,7 @@
 // Every concurrent call then queues on one memory lock and writes one shared memory, which is rarely meant.
 import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../ast.ts";
 import { literalString } from "./agent-config.ts";
-import { innerBlocks } from "./scopes.ts";
+import { innerBlocks, isLambda } from "./scopes.ts";
 import { childExprs, mentionsAny, stmtExprs } from "./walk.ts";
 
 export interface PmapSite {
@@ -53,7 +53,7 @@ export function checkPmapMemory(site: PmapSite, agentDecl: (name: string) => Age
       call,
       span: ref.span,
       message:
-        `pmap(…, ${def.name}) at line ${site.call.span.line} runs this memory_mode="continue" call to ${agentLabel} for every item ` +
+        `pmap(…, ${isLambda(def.name) ? "lambda" : def.name}) at line ${site.call.span.line} runs this memory_mode="continue" call to ${agentLabel} for every item ` +
         `on one memory (${key}) that does not depend on '${param.name}': the calls queue on its lock and all write the same memory; ` +
         `use a per-item key (.with(memory={..., key: ... + ${param.name}})) or memory_mode="fresh"/"dry_run" and merge afterwards`,
     });

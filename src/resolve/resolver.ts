@@ -13,7 +13,7 @@ import {
   optionValueProblem,
 } from "./agent-config.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
-import { allDefLocals, innerBlocks, moduleNames, scopeBindings, type Binding } from "./scopes.ts";
+import { allDefLocals, innerBlocks, isLambda, moduleNames, scopeBindings, type Binding } from "./scopes.ts";
 import { isStdlibName } from "./stdlib.ts";
 import { childExprs } from "./walk.ts";
 
@@ -276,7 +276,8 @@ class Resolver {
         this.checkAgentDecl(s, ctx);
         return;
       case "Def": {
-        if (!ctx.atTop && !ctx.inDef) {
+        // A `lambda` arrives as a synthetic def placed before its statement (grammar/parser.ts): fine anywhere.
+        if (!ctx.atTop && !ctx.inDef && !isLambda(s.name)) {
           this.report("E001", "def inside a module-level block: define functions at module level or inside another function", s.span);
         }
         this.bindCheck(s.name, s.nameSpan);

@@ -132,3 +132,8 @@ export function allDefLocals(body: readonly Stmt[]): Map<DefStmt, ReadonlySet<st
   visit(body);
   return out;
 }
+
+/** The parser turns `lambda x: ...` into a def named `<lambda:line:col>`, a name no identifier can spell. */
+export function isLambda(name: string): boolean {
+  return name.startsWith("<lambda:");
+}
