@@ -5,7 +5,7 @@ import { EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, displayPath, resolveProgramFile } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { createModelLayer } from "../../runtime/calls/index.ts";
-import { toJSON, type Site, type Value } from "../../runtime/values.ts";
+import { makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";
 
 export interface RunFlags {
@@ -47,9 +47,19 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
     });
     switch (outcome.kind) {
       case "ok": {
-        const out: Record<string, unknown> = {};
-        for (const [name, value] of outcome.exports) out[name] = toJSON(value);
-        io.stdout.write(JSON.stringify(out, null, 2) + "\n");
+        let text: string;
+        try {
+          const out: Record<string, unknown> = {};
+          for (const [name, value] of outcome.exports) out[name] = toJSON(value);
+          text = JSON.stringify(out, null, 2);
+        } catch (err) {
+          // A value nested tens of thousands deep overflows the stack while printing: the program's problem.
+          if (!(err instanceof RangeError)) throw err;
+          const error = makeError("thrown", "the exported values are nested too deeply to print as JSON");
+          io.stderr.write(describeUncaught(error, null, io, color) + "\n");
+          return EXIT.raised;
+        }
+        io.stdout.write(text + "\n");
         return EXIT.ok;
       }
       case "raised":

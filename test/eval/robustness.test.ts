@@ -63,4 +63,22 @@ export n
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ total: 500000500000, n: 1000000 });
   });
+
+  it("reports values nested too deeply to print instead of crashing", async () => {
+    const file = program(`x = []
+for i in range(100000):
+  x = [x]
+try:
+  same = x == [x]
+except as e:
+  compare = e.error.kind
+export compare
+export x
+`);
+    const r = await runCli(["run", file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("the exported values are nested too deeply to print as JSON");
+    expect(r.stderr).not.toContain("internal error");
+  });
 });
