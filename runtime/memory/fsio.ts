@@ -1,10 +1,32 @@
 // Every file operation the memory store performs, behind one interface so tests can substitute a
 // failing layer (ENOSPC, EIO) and check that memory ends unchanged or fully updated.
-import { constants } from "node:fs";
-import { mkdir, open, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
-
-let tmpCounter = 0;
+//
+// The files are small and local, so reads, stats and non-durable writes use synchronous calls: each
+// asynchronous fs call is a thread-pool round trip, and a memory call made about thirty of them,
+// which under load cost more than the work itself. The waits that can take milliseconds (the
+// ledger's fsync, write-file-atomic's durable replace of digest.md) stay asynchronous, so fsyncs of
+// different memories overlap and the event loop keeps serving other calls.
+import {
+  closeSync,
+  constants,
+  fsync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { promisify } from "node:util";
 import writeFileAtomic from "write-file-atomic";
+
+const fsyncAsync = promisify(fsync);
+let tmpCounter = 0;
 
 export interface ReadHandle {
   readonly size: number;
@@ -34,74 +56,83 @@ function isENOENT(err: unknown): boolean {
 export const nodeFs: MemoryFs = {
   async readFile(file) {
     try {
-      return await readFile(file);
+      return readFileSync(file);
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
     }
   },
   async openRead(file) {
-    let fh;
+    let fd: number;
     try {
-      fh = await open(file, constants.O_RDONLY);
+      fd = openSync(file, constants.O_RDONLY);
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
     }
-    const { size } = await fh.stat();
+    let size: number;
+    try {
+      size = fstatSync(fd).size;
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
     return {
       size,
       async read(start, length) {
         const buf = Buffer.allocUnsafe(length);
         let got = 0;
         while (got < length) {
-          const { bytesRead } = await fh.read(buf, got, length - got, start + got);
-          if (bytesRead === 0) break;
-          got += bytesRead;
+          const n = readSync(fd, buf, got, length - got, start + got);
+          if (n === 0) break;
+          got += n;
         }
         return buf.subarray(0, got);
       },
-      close: () => fh.close(),
+      async close() {
+        closeSync(fd);
+      },
     };
   },
   async append(file, data) {
-    const fh = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
+    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
     try {
       let off = 0;
-      while (off < data.length) {
-        const { bytesWritten } = await fh.write(data, off, data.length - off);
-        off += bytesWritten;
-      }
-      await fh.sync();
+      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+      await fsyncAsync(fd);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   },
   async truncate(file, length) {
-    await truncate(file, length);
+    truncateSync(file, length);
   },
   async writeAtomic(file, data, durable) {
     if (durable) {
+      // asynchronous, so fsyncs of different memories (pmap over per-worker keys) overlap
       await writeFileAtomic(file, data, { fsync: true });
       return;
     }
-    // derived files (meta.json): temp file + rename, still all-or-nothing, with half the round trips
-    // of write-file-atomic (no realpath, stat, chown, chmod)
+    // derived files (meta.json): temp file + rename, still all-or-nothing, without fsync
     const tmp = `${file}.${process.pid}.${(tmpCounter = (tmpCounter + 1) % 1e9)}.tmp`;
     try {
-      await writeFile(tmp, data);
-      await rename(tmp, file);
+      writeFileSync(tmp, data);
+      renameSync(tmp, file);
     } catch (err) {
-      await unlink(tmp).catch(() => {});
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // never created, or already gone
+      }
       throw err;
     }
   },
   async mkdirp(dir) {
-    await mkdir(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true });
   },
   async size(file) {
     try {
-      return (await stat(file)).size;
+      return statSync(file).size;
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
