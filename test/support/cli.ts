@@ -47,7 +47,8 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
 
 /** The CLI in a child process, from the TypeScript sources (no build step needed). */
 export function spawnCli(args: string[], opts: CliOptions = {}) {
-  return spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/main.ts"), ...args], {
+  // tsx is resolved from this file, not from the child's cwd, so children can run anywhere.
+  return spawn(process.execPath, ["--import", import.meta.resolve("tsx"), path.join(ROOT, "src/main.ts"), ...args], {
     cwd: opts.cwd ?? ROOT,
     env: testEnv(opts.env),
     stdio: ["ignore", "pipe", "pipe"],
