@@ -80,6 +80,13 @@ interface Args {
 
 type ArgItem = { kind: "pos"; expr: Expr } | { kind: "kw"; kw: KwArg };
 
+/**
+ * Rule bodies also run once while the parser is constructed (Chevrotain's recording phase), with placeholder
+ * tokens and sub-results; no node is built then. `this.RECORDING_PHASE ? RECORDING : node` is Chevrotain's
+ * `ACTION(() => node)` written inline, which saves a closure per node on big files.
+ */
+const RECORDING = undefined as never;
+
 /** Deepest AST (in nodes) handed to later passes, which may recurse once per level. */
 export const MAX_AST_DEPTH = 1000;
 const MAX_LAMBDA_NESTING = 100;
@@ -195,8 +202,8 @@ export class VvmParser extends EmbeddedActionsParser {
 
   program = this.RULE("program", (): void => {
     this.MANY(() => {
-      const mark = this.ACTION(() => this.pendingLambdas.length);
-      const start = this.ACTION(() => this.LA(1).startOffset);
+      const mark = (this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length);
+      const start = (this.RECORDING_PHASE ? RECORDING : this.LA(1).startOffset);
       const s = this.SUBRULE(this.stmt);
       this.ACTION(() => {
         // A tree can be no deeper than its statement has tokens, and tokens are at least a character each:
@@ -244,12 +251,12 @@ export class VvmParser extends EmbeddedActionsParser {
     const nl = this.CONSUME(Newline);
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => {
-      const mark = this.ACTION(() => this.pendingLambdas.length);
+      const mark = (this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length);
       const s = this.SUBRULE(this.stmt);
-      this.ACTION(() => this.pushStmt(body, mark, s));
+      if (!this.RECORDING_PHASE) this.pushStmt(body, mark, s);
     });
     this.CONSUME(Dedent);
-    return this.ACTION(() => ({ body, span: lastSpan(body, tokenSpan(nl)) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ body, span: lastSpan(body, tokenSpan(nl)) }));
   });
 
   agentDecl = this.RULE("agentDecl", (): Stmt => {
@@ -259,7 +266,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const kwargs = this.SUBRULE(this.kwargList);
     const close = this.CONSUME(RParen);
     this.CONSUME(Newline);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "AgentDecl",
       name: name.name,
       nameSpan: name.span,
@@ -275,13 +282,13 @@ export class VvmParser extends EmbeddedActionsParser {
     const params: Param[] = [];
     this.OPTION(() => {
       const first = this.SUBRULE2(this.bindName, { ARGS: ["a parameter name"] });
-      this.ACTION(() => params.push({ name: first.name, span: first.span }));
+      if (!this.RECORDING_PHASE) params.push({ name: first.name, span: first.span });
       this.MANY({
         GATE: () => this.LA(2).tokenType !== RParen,
         DEF: () => {
           this.CONSUME(Comma);
           const p = this.SUBRULE3(this.bindName, { ARGS: ["a parameter name"] });
-          this.ACTION(() => params.push({ name: p.name, span: p.span }));
+          if (!this.RECORDING_PHASE) params.push({ name: p.name, span: p.span });
         },
       });
       this.OPTION2(() => this.CONSUME2(Comma));
@@ -289,7 +296,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(RParen);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Def",
       name: name.name,
       nameSpan: name.span,
@@ -305,7 +312,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(KW.from);
     const source = this.CONSUME2(StringTok);
     this.CONSUME(Newline);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "SkillImport",
       skill: this.stringLit(skill),
       source: this.stringLit(source),
@@ -324,7 +331,7 @@ export class VvmParser extends EmbeddedActionsParser {
       return this.SUBRULE2(this.bindName, { ARGS: ["an import alias"] });
     });
     this.CONSUME(Newline);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "FromImport",
       path: this.stringLit(file),
       name: name.name,
@@ -346,17 +353,15 @@ export class VvmParser extends EmbeddedActionsParser {
         ALT: (): ExportTarget => {
           this.CONSUME(At);
           const name = this.CONSUME(Identifier);
-          return this.ACTION(() => ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) }));
         },
       },
       {
         ALT: (): ExportTarget => {
           const expr = this.SUBRULE(this.expr);
-          return this.ACTION(() =>
-            expr.kind === "Name"
+          return (this.RECORDING_PHASE ? RECORDING : expr.kind === "Name"
               ? { kind: "name" as const, name: expr.name, nameSpan: expr.span }
-              : { kind: "expr" as const, expr },
-          );
+              : { kind: "expr" as const, expr });
         },
       },
     ]);
@@ -373,7 +378,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const cond = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    this.ACTION(() => branches.push({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    if (!this.RECORDING_PHASE) branches.push({ cond, body: block.body, span: join(tokenSpan(kw), block.span) });
     this.MANY(() => branches.push(this.SUBRULE(this.elifClause)));
     const orelse = this.OPTION(() => this.SUBRULE(this.elseClause));
     return this.ACTION(() => {
@@ -387,14 +392,14 @@ export class VvmParser extends EmbeddedActionsParser {
     const cond = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   elseClause = this.RULE("elseClause", (): Block => {
     const kw = this.CONSUME(KW.else);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   whileStmt = this.RULE("whileStmt", (): Stmt => {
@@ -402,7 +407,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const cond = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ kind: "While", cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "While", cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   forStmt = this.RULE("forStmt", (): Stmt => {
@@ -412,7 +417,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const iter = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "For",
       target: target.name,
       targetSpan: target.span,
@@ -431,7 +436,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => cases.push(this.SUBRULE(this.caseClause)));
     this.CONSUME(Dedent);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Match",
       subject,
       cases,
@@ -444,7 +449,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const pattern = this.SUBRULE(this.pattern);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ pattern, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ pattern, body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   /** Parsed loosely (any expression, or `error(args)`) and then classified, so a wrong pattern is E050, not E001. */
@@ -456,13 +461,13 @@ export class VvmParser extends EmbeddedActionsParser {
           this.CONSUME(LParen);
           const args = this.SUBRULE(this.argList);
           const close = this.CONSUME(RParen);
-          return this.ACTION(() => this.errorPattern(args, join(tokenSpan(kw), tokenSpan(close))));
+          return (this.RECORDING_PHASE ? RECORDING : this.errorPattern(args, join(tokenSpan(kw), tokenSpan(close))));
         },
       },
       {
         ALT: () => {
           const expr = this.SUBRULE(this.expr);
-          return this.ACTION(() => this.exprPattern(expr));
+          return (this.RECORDING_PHASE ? RECORDING : this.exprPattern(expr));
         },
       },
     ]),
@@ -512,7 +517,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => options.push(this.SUBRULE(this.optionClause)));
     this.CONSUME(Dedent);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Choose",
       subject,
       criterion: this.template(crit),
@@ -528,7 +533,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const label = this.CONSUME(StringTok);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       label: this.stringLit(label).value,
       labelSpan: tokenSpan(label),
       body: block.body,
@@ -554,10 +559,10 @@ export class VvmParser extends EmbeddedActionsParser {
       this.CONSUME(Question);
       const crit = this.CONSUME(TemplateTok);
       this.CONSUME2(Newline);
-      this.ACTION(() => requires.push({ criterion: this.template(crit), span: join(tokenSpan(req), tokenSpan(crit)) }));
+      if (!this.RECORDING_PHASE) requires.push({ criterion: this.template(crit), span: join(tokenSpan(req), tokenSpan(crit)) });
     });
     this.CONSUME(Dedent);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Constrain",
       target: target.image,
       targetSpan: tokenSpan(target),
@@ -573,7 +578,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const expr = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ kind: "WithInput", expr, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "WithInput", expr, body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   tryStmt = this.RULE("tryStmt", (): Stmt => {
@@ -585,7 +590,7 @@ export class VvmParser extends EmbeddedActionsParser {
       const f = this.CONSUME(KW.finally);
       this.CONSUME2(Colon);
       const block = this.SUBRULE2(this.block);
-      return this.ACTION(() => ({ body: block.body, span: join(tokenSpan(f), block.span) }));
+      return (this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(f), block.span) }));
     });
     return this.ACTION(() => {
       const end = fin ? fin.span : handler ? handler.span : body.span;
@@ -605,14 +610,14 @@ export class VvmParser extends EmbeddedActionsParser {
     const name = this.SUBRULE(this.bindName, { ARGS: ["the name bound by except"] });
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return this.ACTION(() => ({ name: name.name, nameSpan: name.span, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ name: name.name, nameSpan: name.span, body: block.body, span: join(tokenSpan(kw), block.span) }));
   });
 
   raiseStmt = this.RULE("raiseStmt", (): Stmt => {
     const kw = this.CONSUME(KW.raise);
     const value = this.OPTION(() => this.SUBRULE(this.expr));
     this.CONSUME(Newline);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Raise",
       value: value ?? null,
       span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
@@ -623,7 +628,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const kw = this.CONSUME(KW.return);
     const value = this.OPTION(() => this.SUBRULE(this.expr));
     this.CONSUME(Newline);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Return",
       value: value ?? null,
       span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
@@ -690,7 +695,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const name = this.CONSUME(Identifier);
     this.CONSUME(Equals);
     const value = this.SUBRULE(this.expr);
-    return this.ACTION(() => ({ name: name.image, nameSpan: tokenSpan(name), value }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ name: name.image, nameSpan: tokenSpan(name), value }));
   });
 
   /** Positional then keyword arguments, optional trailing comma; stops before `)`. */
@@ -770,7 +775,7 @@ export class VvmParser extends EmbeddedActionsParser {
       nots.push(pending);
       pending = null;
     });
-    return this.ACTION(() => (ops.length === 0 && nots[0] === null ? operands[0]! : this.climb(operands, ops, nots)));
+    return (this.RECORDING_PHASE ? RECORDING : (ops.length === 0 && nots[0] === null ? operands[0]! : this.climb(operands, ops, nots)));
   });
 
   private climb(operands: Expr[], ops: IToken[], nots: (IToken[] | null)[]): Expr {
@@ -833,7 +838,7 @@ export class VvmParser extends EmbeddedActionsParser {
             this.CONSUME(LBracket);
             const index = this.SUBRULE(this.expr);
             const close = this.CONSUME(RBracket);
-            e = this.ACTION(() => ({ kind: "Index", object: e, index, span: join(e.span, tokenSpan(close)) }));
+            e = (this.RECORDING_PHASE ? RECORDING : ({ kind: "Index", object: e, index, span: join(e.span, tokenSpan(close)) }));
           },
         },
         {
@@ -841,7 +846,7 @@ export class VvmParser extends EmbeddedActionsParser {
             this.CONSUME(LParen);
             const a = this.SUBRULE(this.argList);
             const close = this.CONSUME(RParen);
-            e = this.ACTION(() => ({
+            e = (this.RECORDING_PHASE ? RECORDING : ({
               kind: "Call",
               callee: e,
               args: a.args,
@@ -861,31 +866,31 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const t = this.CONSUME(KW.true);
-          return this.ACTION(() => ({ kind: "Bool" as const, value: true, span: tokenSpan(t) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: true, span: tokenSpan(t) }));
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(KW.false);
-          return this.ACTION(() => ({ kind: "Bool" as const, value: false, span: tokenSpan(t) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: false, span: tokenSpan(t) }));
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(NumberTok);
-          return this.ACTION(() => ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) }));
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(StringTok);
-          return this.ACTION(() => this.stringLit(t));
+          return (this.RECORDING_PHASE ? RECORDING : this.stringLit(t));
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(TripleString);
-          return this.ACTION(() => this.stringLit(t));
+          return (this.RECORDING_PHASE ? RECORDING : this.stringLit(t));
         },
       },
       {
@@ -905,13 +910,13 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const t = this.CONSUME(Identifier);
-          return this.ACTION(() => ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) }));
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(KW.it);
-          return this.ACTION(() => ({ kind: "It" as const, span: tokenSpan(t) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "It" as const, span: tokenSpan(t) }));
         },
       },
       { ALT: () => this.SUBRULE(this.listExpr) },
@@ -939,14 +944,14 @@ export class VvmParser extends EmbeddedActionsParser {
 
   lambdaExpr = this.RULE("lambdaExpr", (): Expr => {
     const kw = this.CONSUME(Identifier);
-    this.ACTION(() => this.lambdaDepth++);
+    if (!this.RECORDING_PHASE) this.lambdaDepth++;
     const params: Param[] = [];
     const first = this.CONSUME2(Identifier);
-    this.ACTION(() => params.push({ name: first.image, span: tokenSpan(first) }));
+    if (!this.RECORDING_PHASE) params.push({ name: first.image, span: tokenSpan(first) });
     this.MANY(() => {
       this.CONSUME(Comma);
       const p = this.CONSUME3(Identifier);
-      this.ACTION(() => params.push({ name: p.image, span: tokenSpan(p) }));
+      if (!this.RECORDING_PHASE) params.push({ name: p.image, span: tokenSpan(p) });
     });
     this.CONSUME(Colon);
     const body = this.SUBRULE(this.expr);
@@ -974,7 +979,7 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const close = this.CONSUME(RParen);
-          return this.ACTION(() => ({ kind: "Unit" as const, span: join(tokenSpan(open), tokenSpan(close)) }));
+          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Unit" as const, span: join(tokenSpan(open), tokenSpan(close)) }));
         },
       },
       {
@@ -1002,7 +1007,7 @@ export class VvmParser extends EmbeddedActionsParser {
       this.OPTION2(() => this.CONSUME2(Comma));
     });
     const close = this.CONSUME(RBracket);
-    return this.ACTION(() => ({ kind: "List" as const, items, span: join(tokenSpan(open), tokenSpan(close)) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "List" as const, items, span: join(tokenSpan(open), tokenSpan(close)) }));
   });
 
   objectExpr = this.RULE("objectExpr", (): Expr => {
@@ -1020,7 +1025,7 @@ export class VvmParser extends EmbeddedActionsParser {
       this.OPTION2(() => this.CONSUME2(Comma));
     });
     const close = this.CONSUME(RBrace);
-    return this.ACTION(() => ({ kind: "Object" as const, entries, span: join(tokenSpan(open), tokenSpan(close)) }));
+    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Object" as const, entries, span: join(tokenSpan(open), tokenSpan(close)) }));
   });
 
   objectEntry = this.RULE("objectEntry", () => {
@@ -1049,7 +1054,7 @@ export class VvmParser extends EmbeddedActionsParser {
             const close = this.CONSUME(RParen);
             return { list, close };
           });
-          return this.ACTION(() => ({
+          return (this.RECORDING_PHASE ? RECORDING : ({
             kind: "NamedAgent" as const,
             name: name.image,
             nameSpan: tokenSpan(name),
@@ -1063,7 +1068,7 @@ export class VvmParser extends EmbeddedActionsParser {
           this.CONSUME(LBrace);
           const list = this.SUBRULE2(this.kwargList);
           const close = this.CONSUME(RBrace);
-          return this.ACTION(() => ({
+          return (this.RECORDING_PHASE ? RECORDING : ({
             kind: "InlineAgent" as const,
             kwargs: list,
             span: join(tokenSpan(at), tokenSpan(close)),
@@ -1075,7 +1080,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME2(LParen);
     const a = this.SUBRULE(this.argList);
     const close = this.CONSUME2(RParen);
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "AgentCall" as const,
       agent,
       template: this.template(tpl),
@@ -1095,7 +1100,7 @@ export class VvmParser extends EmbeddedActionsParser {
       const close = this.CONSUME(RParen);
       return { value, close };
     });
-    return this.ACTION(() => ({
+    return (this.RECORDING_PHASE ? RECORDING : ({
       kind: "Predicate" as const,
       criterion: this.template(tpl),
       input: input?.value ?? null,
