@@ -113,5 +113,5 @@ describe("processes", () => {
     } finally {
       await cleanup();
     }
-  }, 240_000);
+  }, 420_000);
 });
