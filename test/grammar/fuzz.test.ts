@@ -119,3 +119,38 @@ describe("parse() on hostile input", () => {
     for (let i = 0; i <= src.length; i += 3) wellFormed(src.slice(0, i));
   });
 });
+
+describe("parse() on absurd input", () => {
+  const cases: [string, () => string, RegExp][] = [
+    [
+      "10,000 nested blocks",
+      () => Array.from({ length: 10_000 }, (_, i) => " ".repeat(i) + "if x:\n").join("") + " ".repeat(10_000) + "pass\n",
+      /blocks nested deeper than 100 levels/,
+    ],
+    ["10,000 nested brackets", () => "x = " + "(".repeat(10_000) + "1" + ")".repeat(10_000) + "\n", /brackets nested deeper/],
+    ["10,000 nested lists", () => "x = " + "[".repeat(10_000) + "]".repeat(10_000) + "\n", /brackets nested deeper/],
+    ["10,000 nested lambdas", () => "f = " + "lambda x: ".repeat(10_000) + "x\n", /lambdas nested deeper/],
+    ["a 100,000-term sum", () => "x = " + Array(100_000).fill("a").join(" + ") + "\n", /nested deeper than 1000/],
+    ["100,000 nots", () => "x = " + "not ".repeat(100_000) + "a\n", /nested deeper than 1000/],
+    ["a 100,000-link member chain", () => "x = a" + ".b".repeat(100_000) + "\n", /nested deeper than 1000/],
+    ["an unclosed bracket before 50,000 lines", () => "x = (\n" + "y = 1\n".repeat(50_000), /expected/],
+    ["binary garbage", () => Array.from({ length: 200_000 }, (_, i) => String.fromCharCode((i * 7919) % 256)).join(""), /unexpected character/],
+  ];
+  for (const [name, make, message] of cases) {
+    it(name, () => {
+      const src = make();
+      const t0 = performance.now();
+      const r = parse(src, "absurd.vvm");
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expect(r.diagnostics.some((d) => d.code === "E001" && message.test(d.message))).toBe(true);
+      expect(r.diagnostics.length).toBeLessThanOrEqual(101);
+    });
+  }
+
+  it("a 2 MB program of ordinary statements", () => {
+    const src = 'x = [1, 2, "three", {k: 4}]\n'.repeat(75_000);
+    const r = parse(src, "big.vvm");
+    expect(r.diagnostics).toEqual([]);
+    expect(r.program!.body.length).toBe(75_000);
+  });
+});
