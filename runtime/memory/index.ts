@@ -389,7 +389,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       "```vvm-memory",
       `{"digest": "<the complete new digest; it replaces the current one>", "retain": ["<a short, self-contained fact worth recalling later>"]}`,
       "```",
-      `Both keys are optional; leave the block out when nothing should change. Limits: digest ${limit} characters; at most ${MAX_RETAIN_ITEMS} retain items of ${MAX_RETAIN_CHARS} characters. Never store secrets (keys, tokens, passwords): a patch containing one is rejected whole. The block is removed from your reply.`,
+      `Both keys are optional; leave the block out when nothing should change. Limits: digest ${limit} characters; at most ${MAX_RETAIN_ITEMS} retain items of ${MAX_RETAIN_CHARS} characters. Never store secrets (keys, tokens, passwords): a patch containing one is rejected whole. The block is removed from your reply; patches are ignored in dry_run calls.`,
     );
     if (mode === "dry_run") out.push("This call is read-only (dry_run): any vvm-memory block is ignored and nothing is saved.");
     else if (parsed.settings.readOnly) out.push("The digest is read-only: a new digest is refused; retain items are still saved.");
