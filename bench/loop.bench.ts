@@ -2,7 +2,7 @@
 // (`node bin/vvm.js run`) and by `python3` on the equivalent program, process to process, median of 5.
 // Target: vvm at most 1.5x CPython's time (NOTES.md "Interpreter speed").
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -82,12 +82,29 @@ async function inner(vvmFile: string, pyFile: string): Promise<void> {
   process.stdout.write(`loop only, without start-up: vvm ${vm.toFixed(3)}s, python ${pm.toFixed(3)}s, ratio ${(vm / pm).toFixed(2)}x\n`);
 }
 
+/** CPU seconds used by this process's waited-for children (Linux /proc; null elsewhere). */
+function childCpu(): number | null {
+  try {
+    // fields after the command name: cutime and cstime are the 14th and 15th (1-based 16, 17 overall)
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+const cpu: { vvm: number[]; python: number[] } = { vvm: [], python: [] };
+
 function timed(cmd: string, args: string[], check: (stdout: string) => void): number {
+  const c0 = childCpu();
   const t0 = process.hrtime.bigint();
   const r = spawnSync(cmd, args, { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ANTHROPIC_API_KEY: "" } });
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  const c1 = childCpu();
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
   check(r.stdout);
+  if (c0 !== null && c1 !== null) cpu[cmd === "python3" ? "python" : "vvm"].push(c1 - c0);
   return secs;
 }
 
@@ -125,6 +142,12 @@ export async function run(): Promise<void> {
     process.stdout.write(
       `loop 1M calls: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
     );
+    if (cpu.vvm.length === ROUNDS && cpu.python.length === ROUNDS) {
+      // CPU time is steadier than wall time on a busy machine (it includes V8's compiler and GC threads).
+      const cv = median(cpu.vvm);
+      const cp = median(cpu.python);
+      process.stdout.write(`loop 1M calls, CPU time: vvm ${cv.toFixed(2)}s, python ${cp.toFixed(2)}s, ratio ${(cv / cp).toFixed(2)}x\n`);
+    }
     await inner(vvmFile, path.join(dir, "inner.py"));
   } finally {
     await rm(dir, { recursive: true, force: true });
