@@ -62,7 +62,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
   const maxScanBytes = opts.maxScanBytes ?? 1024 * 1024;
   const retainChars = Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN));
-  const open = new Set<Session>();
+  const sessions = new Set<Session>();
   const reported = new Set<string>();
 
   class Session implements MemorySession {
@@ -97,7 +97,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     }
 
     private async finish() {
-      open.delete(this);
+      sessions.delete(this);
       await this.lock?.release();
     }
   }
@@ -446,7 +446,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       try {
         const { state, retains } = await load(loc, prov, writing);
         const session = new Session(buildContext(loc, state, retains, mode), mode, loc, prov, got.lock, state);
-        open.add(session);
+        sessions.add(session);
         return session;
       } catch (err) {
         await got.lock.release();
@@ -455,7 +455,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       }
     },
     async close() {
-      for (const s of [...open]) await s.release();
+      for (const s of [...sessions]) await s.release();
     },
   };
 }
