@@ -3,6 +3,8 @@ import type { IParserErrorMessageProvider, IToken, TokenType } from "chevrotain"
 import { EOF } from "./chevrotain.ts";
 import {
   Colon,
+  Comma,
+  KW,
   Dedent,
   Identifier,
   Indent,
@@ -90,9 +92,10 @@ export function describeToken(tok: IToken): string {
   return `'${image}'`;
 }
 
-function mismatchContext(expected: TokenType, ruleName: string): string {
+function mismatchContext(expected: TokenType, ruleName: string, previous: IToken): string {
   if (expected === Colon && HEADER[ruleName]) return ` after ${HEADER[ruleName]}`;
   if (expected === Indent) return " after ':'";
+  if (expected === Newline && previous.tokenType === Colon) return " after ':' (the block starts on the next line, indented)";
   if (expected === Newline) return " at the end of the statement";
   const close = CLOSE.get(expected);
   if (close) return ` ${close}`;
@@ -110,11 +113,19 @@ function firstTokens(paths: TokenType[][][]): string {
 }
 
 export const errorMessageProvider: IParserErrorMessageProvider = {
-  buildMismatchTokenMessage({ expected, actual, ruleName }) {
-    return `expected ${describeType(expected)}${mismatchContext(expected, ruleName)}, found ${describeToken(actual)}`;
+  buildMismatchTokenMessage({ expected, actual, previous, ruleName }) {
+    // Inside a list of items, a missing comma is the likelier mistake than a missing closer.
+    const what =
+      CLOSE.has(expected) && actual.tokenType !== Comma && actual.tokenType !== Newline
+        ? `',' or ${describeType(expected)}`
+        : describeType(expected);
+    return `expected ${what}${mismatchContext(expected, ruleName, previous)}, found ${describeToken(actual)}`;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {
-    return `unexpected ${describeToken(firstRedundant)} after the end of the statement`;
+    const t = firstRedundant.tokenType;
+    if (t === KW.else || t === KW.elif) return `expected a statement, found ${describeToken(firstRedundant)} (it must follow an if block)`;
+    if (t === KW.except || t === KW.finally) return `expected a statement, found ${describeToken(firstRedundant)} (it must follow a try block)`;
+    return `expected a statement, found ${describeToken(firstRedundant)}`;
   },
   buildNoViableAltMessage({ expectedPathsPerAlt, actual, ruleName }) {
     const what = RULE[ruleName];

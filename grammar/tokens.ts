@@ -8,7 +8,7 @@ import { createToken, Lexer } from "./chevrotain.ts";
 /** Any reserved word (lets the parser accept one where a name is expected and report E010 instead of E001). */
 export const Keyword = createToken({ name: "Keyword", pattern: Lexer.NA });
 /** An identifier or a reserved word: member names (`x.error`, `a.with`) and object keys. */
-export const NameLike = createToken({ name: "NameLike", pattern: Lexer.NA });
+export const NameLike = createToken({ name: "NameLike", pattern: Lexer.NA, label: "a name" });
 /** Every infix operator: `or`, `and`, comparisons, `+`, `-` (the parser climbs precedence itself). */
 export const BinaryOp = createToken({ name: "BinaryOp", pattern: Lexer.NA, label: "an operator" });
 export const CompareOp = createToken({ name: "CompareOp", pattern: Lexer.NA, label: "a comparison operator", categories: [BinaryOp] });

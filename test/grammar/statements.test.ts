@@ -202,11 +202,16 @@ describe("statement errors", () => {
       ["def f(a, b)\n  pass\n", "E001 1:12 expected ':' after the parameter list, found NEWLINE"],
       ["if x:\ny = 1\n", "E001 2:1 expected an indented block after ':', found name 'y'"],
       ["x = (1, 2)\n", "E001 1:7 expected ')' to close '(', found ','"],
-      ["x = [1 2]\n", "E001 1:8 expected ']' to close '[', found number 2"],
+      ["x = [1 2]\n", "E001 1:8 expected ',' or ']' to close '[', found number 2"],
       ["x = 1 2\n", "E001 1:7 expected NEWLINE at the end of the statement, found number 2"],
       ["x = \n", "E001 1:4 expected an expression, found NEWLINE"],
       ["match x:\n  y = 1\n", "E001 2:3 expected 'case', found name 'y'"],
       ["if x:\n", "E001 2:1 expected an indented block after ':', found end of file"],
+      ["while x: pass\n", "E001 1:10 expected NEWLINE after ':' (the block starts on the next line, indented), found 'pass'"],
+      ['agent a(model="x" prompt="y")\n', "E001 1:19 expected ',' or ')' to close '(', found name 'prompt'"],
+      ["else:\n  pass\n", "E001 1:1 expected a statement, found 'else' (it must follow an if block)"],
+      ["x = a.\n", "E001 1:7 expected a name in an expression, found NEWLINE"],
+      ["try:\n  pass\nexcept:\n  pass\n", "E001 3:7 expected 'as', found ':'"],
     ];
     for (const [src, want] of cases) expect(parse(src, "t.vvm").diagnostics.map(brief)).toEqual([want]);
   });
