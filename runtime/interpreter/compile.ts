@@ -1194,7 +1194,8 @@ class UserFunction implements VFunction {
   call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env: CallEnv = ROOT_ENV): Value | Promise<Value> {
     if (!this.isAsync) return this.callSync(args, kwargs, it, site, env);
     const f = this.enter(args, kwargs, it, site, env);
-    return (this.c.body.run as AsyncS)(f).then(() => f.ret);
+    const done = this.c.body.run(f);
+    return done instanceof Promise ? done.then(() => f.ret) : f.ret;
   }
 }
 
