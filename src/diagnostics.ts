@@ -40,6 +40,8 @@ export const CODES = {
   W050: "unknown agent-call option",
   /** project addition: literal agent-call option value the runtime cannot use (spec/diagnostics.md) */
   W051: "invalid agent-call option value",
+  /** project addition: pack(...) positional argument that is not a plain name (spec/diagnostics.md) */
+  W060: "pack argument is not a plain name",
 } as const;
 
 export type Code = keyof typeof CODES;

@@ -498,6 +498,12 @@ class Resolver {
       }
     }
     if (callee.kind === "Name" && callee.name === "pmap" && !this.isUserName("pmap", ctx)) this.notePmap(e, ctx);
+    if (callee.kind === "Name" && callee.name === "pack" && !this.isUserName("pack", ctx)) {
+      // pack(x) takes the key from the name written at the call; anything else raises when it runs.
+      for (const a of e.args) {
+        if (a.kind !== "Name") this.report("W060", "pack(...) positional arguments must be plain names; write pack(key=value) for other values", a.span);
+      }
+    }
     for (const c of childExprs(e)) this.walkExpr(c, ctx);
   }
 
