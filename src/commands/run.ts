@@ -4,7 +4,6 @@ import { hasErrors } from "../diagnostics.ts";
 import { EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, displayPath, resolveProgramFile } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { createModelLayer } from "../../runtime/calls/index.ts";
 import { makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";
 
@@ -26,6 +25,9 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
 
+  // Loaded only now: the provider SDK and the memory store cost start-up time that `vvm check` and
+  // invalid programs never need.
+  const { createModelLayer } = await import("../../runtime/calls/index.ts");
   let layer;
   try {
     layer = await createModelLayer({ ...flags, entryPath: abs, io });
