@@ -1,5 +1,5 @@
 // The evaluator's entry point: load every module once (imports first), run the entry, collect exports.
-import type { ExportStmt, Span } from "../../src/ast.ts";
+import type { ExportStmt, Span, Stmt } from "../../src/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
 import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
@@ -43,13 +43,17 @@ class Loader {
 
   /** Each module runs exactly once per run, keyed by its canonical path. */
   load(path: string): Promise<LoadedModule> {
+    // The validator rejects import cycles; awaiting a module that is still loading would hang, so refuse.
+    if (this.loading.has(path)) return Promise.reject(new Error(`internal: import cycle through ${path} reached the interpreter`));
     let p = this.loaded.get(path);
     if (!p) {
-      p = this.run(path);
+      this.loading.add(path);
+      p = this.run(path).finally(() => this.loading.delete(path));
       this.loaded.set(path, p);
     }
     return p;
   }
+  private readonly loading = new Set<string>();
 
   private async run(path: string): Promise<LoadedModule> {
     const info = this.checked.modules.get(path);
@@ -133,7 +137,7 @@ class Loader {
     return out;
   }
 
-  private agentExports(mc: ModuleCompiler, body: ExportStmt["kind"] extends string ? typeof mc.info.program.body : never): Map<string, VAgent> {
+  private agentExports(mc: ModuleCompiler, body: Stmt[]): Map<string, VAgent> {
     const out = new Map<string, VAgent>();
     for (const s of body) {
       if (s.kind !== "Export") continue;
