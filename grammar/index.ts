@@ -29,7 +29,7 @@ export interface ParseResult {
   diagnostics: Diagnostic[];
 }
 
-/** Reporting stops after this many lexical or syntax errors (binary garbage would otherwise yield millions). */
+/** Reporting stops after this many lexical errors, syntax errors, or diagnostics of any one code. */
 export const MAX_ERRORS = 50;
 
 const parser = new VvmParser();
@@ -151,7 +151,14 @@ function parseUnsafe(source: string, path: string): ParseResult {
     const at = err.token.tokenType === EOF ? stream.length : stream.indexOf(err.token, from);
     from = nextTopLevelStatement(stream, from, Math.max(at, from) + 1);
   }
-  for (const d of parser.diags) diagnostics.push(d);
+  // Diagnostics found while building the tree (E005, E010, E050, E052, ...): at most MAX_ERRORS of each code.
+  const perCode = new Map<string, number>();
+  for (const d of parser.diags) {
+    const n = perCode.get(d.code) ?? 0;
+    if (n >= MAX_ERRORS) continue;
+    perCode.set(d.code, n + 1);
+    diagnostics.push(d);
+  }
   parser.diags = [];
   parser.input = [];
 

@@ -19,25 +19,45 @@ export interface Origin {
   col: number;
 }
 
-/** Line/column of position `i` inside `raw`, which starts at `origin`. Walks only when asked (errors, placeholders). */
-function positionIn(raw: string, i: number, origin: Origin): { line: number; col: number } {
-  let line = origin.line;
-  let col = origin.col;
-  for (let k = 0; k < i; k++) {
-    if (raw.charCodeAt(k) === 10) {
-      line++;
-      col = 1;
-    } else {
-      col++;
-    }
-  }
-  return { line, col };
-}
+/**
+ * Line/column of positions inside a literal's text `raw`, which starts at `origin`. Positions are asked for in
+ * increasing order, so the cursor only walks forward: linear even for a huge template full of placeholders.
+ */
+class Positions {
+  private index = 0;
+  private line: number;
+  private col: number;
 
-function spanIn(raw: string, from: number, to: number, origin: Origin): Span {
-  const a = positionIn(raw, from, origin);
-  const b = positionIn(raw, to, origin);
-  return { line: a.line, col: a.col, endLine: b.line, endCol: b.col };
+  constructor(
+    private readonly raw: string,
+    private readonly origin: Origin,
+  ) {
+    this.line = origin.line;
+    this.col = origin.col;
+  }
+
+  at(i: number): { line: number; col: number } {
+    if (i < this.index) {
+      this.index = 0;
+      this.line = this.origin.line;
+      this.col = this.origin.col;
+    }
+    for (; this.index < i; this.index++) {
+      if (this.raw.charCodeAt(this.index) === 10) {
+        this.line++;
+        this.col = 1;
+      } else {
+        this.col++;
+      }
+    }
+    return { line: this.line, col: this.col };
+  }
+
+  span(from: number, to: number): Span {
+    const a = this.at(from);
+    const b = this.at(to);
+    return { line: a.line, col: a.col, endLine: b.line, endCol: b.col };
+  }
 }
 
 /**
@@ -48,6 +68,7 @@ export function decodeString(raw: string, origin: Origin, path: string, diags: D
   const q = raw.startsWith('"""') ? 3 : 1;
   const body = raw.slice(q, raw.length - q);
   if (body.indexOf("\\") < 0) return body;
+  const pos = new Positions(raw, origin);
   let out = "";
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
@@ -71,7 +92,7 @@ export function decodeString(raw: string, origin: Origin, path: string, diags: D
           "E005",
           `unknown escape ${shown} in string; allowed: \\\\ \\" \\/ \\b \\f \\n \\r \\t \\uXXXX`,
           path,
-          spanIn(raw, q + i, q + i + width, origin),
+          pos.span(q + i, q + i + width),
         ),
       );
       out += c + n;
@@ -89,6 +110,7 @@ const PATH = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  */
 export function parseTemplate(raw: string, origin: Origin, path: string, diags: Diagnostic[]): Template {
   const parts: TemplatePart[] = [];
+  const pos = new Positions(raw, origin);
   const end = raw.length - 1; // index of the closing backtick
   let text = "";
   const flush = () => {
@@ -113,15 +135,16 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         i += 2;
         continue;
       }
-      const close = raw.indexOf("}", i + 1);
-      const nextOpen = raw.indexOf("{", i + 1);
-      if (close < 0 || close >= end || (nextOpen >= 0 && nextOpen < close)) {
+      // Scan only to the next brace, so a template full of lone '{' stays linear.
+      let close = i + 1;
+      while (close < end && raw[close] !== "}" && raw[close] !== "{") close++;
+      if (close >= end || raw[close] !== "}") {
         diags.push(
           diagnostic(
             "E052",
             "lone '{' in template: write '{{' for a literal brace, or close the placeholder",
             path,
-            spanIn(raw, i, i + 1, origin),
+            pos.span(i, i + 1),
           ),
         );
         text += c;
@@ -129,7 +152,7 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         continue;
       }
       const inner = raw.slice(i + 1, close);
-      const span = spanIn(raw, i, close + 1, origin);
+      const span = pos.span(i, close + 1);
       if (inner === "") {
         flush();
         parts.push({ kind: "input", span });
@@ -155,7 +178,7 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         continue;
       }
       diags.push(
-        diagnostic("E052", "lone '}' in template: write '}}' for a literal brace", path, spanIn(raw, i, i + 1, origin)),
+        diagnostic("E052", "lone '}' in template: write '}}' for a literal brace", path, pos.span(i, i + 1)),
       );
       text += c;
       i += 1;
@@ -165,5 +188,7 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
     }
   }
   flush();
-  return { kind: "Template", parts, span: spanIn(raw, 0, raw.length, origin) };
+  const start = { line: origin.line, col: origin.col };
+  const stop = pos.at(raw.length);
+  return { kind: "Template", parts, span: { line: start.line, col: start.col, endLine: stop.line, endCol: stop.col } };
 }

@@ -154,3 +154,20 @@ describe("parse() on absurd input", () => {
     expect(r.program!.body.length).toBe(75_000);
   });
 });
+
+describe("literals stay linear", () => {
+  it("a template with 100,000 placeholders, positions right to the end", () => {
+    const r = parse("x = `" + "{a}\n".repeat(100_000) + "`\n", "t.vvm");
+    expect(r.diagnostics).toEqual([]);
+    const s = r.program!.body[0]!;
+    const parts = s.kind === "Assign" && s.value.kind === "TemplateExpr" ? s.value.template.parts : [];
+    const last = parts.filter((p) => p.kind === "path").pop();
+    expect(last && "span" in last && [last.span.line, last.span.col]).toEqual([100_000, 1]);
+  });
+
+  it("200,000 bad escapes yield 50 diagnostics", () => {
+    const r = parse('x = """' + "\\q\n".repeat(200_000) + '"""\n', "t.vvm");
+    expect(r.diagnostics.length).toBe(50);
+    expect(r.diagnostics.every((d) => d.code === "E005")).toBe(true);
+  });
+});
