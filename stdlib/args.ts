@@ -1,5 +1,5 @@
 // Argument binding shared by the builtins: the same rules (and messages) as calls to a user `def`.
-import { isErrorValue, isFunction, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
+import { isFunction, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { Interrupted } from "../runtime/interpreter/frame.ts";
 
 /**
@@ -54,4 +54,3 @@ export function poll(i: number, env: CallEnv | undefined): void {
   if ((i & 1023) === 1023 && env?.signal.aborted) throw new Interrupted();
 }
 
-export { isErrorValue };

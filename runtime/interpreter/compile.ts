@@ -34,7 +34,7 @@ import {
   ROOT_ENV,
   type Completion,
 } from "./frame.ts";
-import { add, binaryOp, compare, describeCallee, index, member, needBool } from "./ops.ts";
+import { add, binaryOp, compare, index, member, needBool } from "./ops.ts";
 import { Analysis, asyncDefs, buildScopes, resolve, type ModuleNames, type Scope } from "./scope.ts";
 
 type SyncE = (f: Frame) => Value;
@@ -1225,7 +1225,7 @@ function setKw(m: Map<string, Value>, k: string, v: Value, site: Site): void {
 }
 
 function notCallable(v: Value, site: Site): VvmRaise {
-  return thrown(`cannot call ${describeCallee(v)}: only functions can be called`, site);
+  return thrown(`cannot call ${typeName(v)}: only functions can be called`, site);
 }
 
 /** `raise <expr>`: a string raises `thrown` with that message, an error value raises itself. */

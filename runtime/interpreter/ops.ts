@@ -1,7 +1,6 @@
 // Operators, member access and indexing: the value-level rules of LANGUAGE.md §2 and the dialect.
 import type { BinaryOp } from "../../src/ast.ts";
 import {
-  isFunction,
   thrown,
   typeName,
   valueEquals,
@@ -121,8 +120,4 @@ function withMethod(agent: VAgent): VFunction {
     return deriveAgent(agent, kwargs ?? new Map(), site);
   };
   return { type: "function", name: `${agent.name}.with`, params: [], isAsync: false, callSync: call, call };
-}
-
-export function describeCallee(v: Value): string {
-  return isFunction(v) ? `function ${v.name}` : typeName(v);
 }
