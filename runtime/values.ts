@@ -30,7 +30,10 @@ export interface VFunction {
   readonly params: readonly string[];
   /** True when calling this may suspend (agent calls, judges, pmap, or unknown callees). */
   readonly isAsync: boolean;
-  /** Positional then keyword arguments, already evaluated left to right. */
+  /**
+   * Positional then keyword arguments, already evaluated left to right. The `args` array is handed over:
+   * a user function may use it as its frame, so callers pass a fresh array and never reuse it.
+   */
   callSync?(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value;
   call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value>;
 }
