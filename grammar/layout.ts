@@ -15,12 +15,23 @@ import {
   Dedent,
   Indent,
   KW,
+  LBrace,
+  LBracket,
+  LParen,
   Newline,
   OPENERS,
   MULTILINE_TYPES,
+  RBrace,
+  RBracket,
+  RParen,
   tokenEnd,
 } from "./tokens.ts";
 
+const PAIRS: ReadonlyMap<TokenType, TokenType> = new Map([
+  [LParen, RParen],
+  [LBracket, RBracket],
+  [LBrace, RBrace],
+]);
 const BLOCK_KEYWORDS: ReadonlySet<TokenType> = new Set(
   (["if", "elif", "else", "while", "for", "def", "match", "case", "choose", "option", "constrain", "with", "try", "except", "finally"] as const).map(
     (w) => KW[w],
@@ -56,6 +67,8 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
   const diagnostics: Diagnostic[] = [];
   const stack = [0];
   let depth = 0;
+  /** the open brackets, innermost last */
+  const openers: IToken[] = [];
   let prev: IToken | null = null;
   let prevEndLine = 0;
   /** first token of the previous logical line */
@@ -120,6 +133,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
     if (depth === 0 && (prev === null || line > prevEndLine)) lineFirst = tok;
     if (OPENERS.has(type)) {
       depth++;
+      openers.push(tok);
       if (depth > MAX_NESTING) {
         diagnostics.push(
           diagnostic(
@@ -131,12 +145,36 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
         );
         return { tokens: out, diagnostics, aborted: true };
       }
-    } else if (CLOSERS.has(type) && depth > 0) {
+    } else if (CLOSERS.has(type)) {
+      // Bracket mistakes are reported here, precisely, rather than as whatever the parser trips over later.
+      const open = openers.pop();
+      if (open === undefined) {
+        diagnostics.push(diagnostic("E001", `unmatched '${tok.image}'`, path, spanAt(line, tok.startColumn!)));
+        return { tokens: out, diagnostics, aborted: true };
+      }
+      if (PAIRS.get(open.tokenType) !== type) {
+        diagnostics.push(
+          diagnostic(
+            "E001",
+            `closing '${tok.image}' does not match '${open.image}' opened at ${open.startLine}:${open.startColumn}`,
+            path,
+            spanAt(line, tok.startColumn!),
+          ),
+        );
+        return { tokens: out, diagnostics, aborted: true };
+      }
       depth--;
     }
     out.push(tok);
     prev = tok;
     prevEndLine = MULTILINE_TYPES.has(type) ? tokenEnd(tok).line : line;
+  }
+  const unclosed = openers.pop();
+  if (unclosed !== undefined) {
+    diagnostics.push(
+      diagnostic("E001", `'${unclosed.image}' was never closed`, path, spanAt(unclosed.startLine!, unclosed.startColumn!)),
+    );
+    return { tokens: out, diagnostics, aborted: true };
   }
   if (prev !== null) {
     const nl = newlineAfter(prev);

@@ -79,6 +79,17 @@ describe("layout", () => {
     ]);
   });
 
+  it("reports unclosed, unmatched and mismatched brackets at the bracket (E001)", () => {
+    expect(parse("x = (1,\ny = 2\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:5 '(' was never closed"]);
+    expect(parse("x = [1, 2)\n", "t.vvm").diagnostics.map(brief)).toEqual([
+      "E001 1:10 closing ')' does not match '[' opened at 1:5",
+    ]);
+    expect(parse("x = 1)\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:6 unmatched ')'"]);
+    expect(parse("x = {\n  a: (1,\n}\n", "t.vvm").diagnostics.map(brief)).toEqual([
+      "E001 3:1 closing '}' does not match '(' opened at 2:6",
+    ]);
+  });
+
   it("limits block and bracket nesting with a clear E001", () => {
     const deepBlocks =
       Array.from({ length: MAX_NESTING + 5 }, (_, i) => " ".repeat(i) + "if x:\n").join("") +
