@@ -143,7 +143,7 @@ export class VvmParser extends EmbeddedActionsParser {
 
   /** `validate`: run Chevrotain's grammar checks (ambiguities, left recursion) — the tests do; the CLI skips them. */
   constructor(validate = false) {
-    super(allTokens, { maxLookahead: 2, errorMessageProvider, recoveryEnabled: false, skipValidations: !validate });
+    super(allTokens, { maxLookahead: 1, errorMessageProvider, recoveryEnabled: false, skipValidations: !validate });
     this.performSelfAnalysis();
   }
 
@@ -729,7 +729,10 @@ export class VvmParser extends EmbeddedActionsParser {
   });
 
   arg = this.RULE("arg", (): ArgItem =>
-    this.OR([
+    // `name=` (a keyword argument) or an expression that starts with a name: the only place needing two tokens.
+    this.OR({
+      MAX_LOOKAHEAD: 2,
+      DEF: [
       {
         ALT: () => {
           const kw = this.SUBRULE(this.kwarg);
@@ -742,7 +745,7 @@ export class VvmParser extends EmbeddedActionsParser {
           return { kind: "pos" as const, expr };
         },
       },
-    ]),
+    ]}),
   );
 
   // ---------- expressions ----------
@@ -905,6 +908,7 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         // `lambda` is not reserved: it only starts a lambda when a parameter name follows.
         GATE: () => this.LA(1).image === "lambda" && this.LA(2).tokenType === Identifier && this.lambdaGate(),
+        IGNORE_AMBIGUITIES: true,
         ALT: () => this.SUBRULE(this.lambdaExpr),
       },
       {
