@@ -7,12 +7,10 @@ import type { RunFlags } from "../../src/commands/run.ts";
 import { displayPath } from "../../src/commands/report.ts";
 import { UsageError, useColor, type CliIO } from "../../src/io.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
-import { createMemoryStore } from "../memory/index.ts";
+import type { MemoryPort } from "../memory-port.ts";
 import type { Provider } from "../provider.ts";
 import { noTrace, type TraceSink } from "../trace.ts";
-import { AnthropicProvider } from "../providers/anthropic.ts";
 import { resolveModel } from "../providers/models.ts";
-import { loadScript, ScriptError, ScriptProvider } from "../providers/script.ts";
 import { SimProvider } from "../providers/sim.ts";
 import { Accounting, Progress } from "./accounting.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "./runtime.ts";
@@ -54,7 +52,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
 
   const accounting = new Accounting();
   const progress = useColor(io) ? new Progress(accounting, (s) => io.stderr.write(s)) : null;
-  const memory = createMemoryStore({
+  const memory = lazyMemoryStore({
     entryDir: path.dirname(opts.entryPath),
     homeDir: io.env.HOME || os.homedir(),
     lockTimeoutMs: opts.lockTimeout,
@@ -106,6 +104,7 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
   switch (kind) {
     case "script": {
       if (opts.script === undefined) throw new UsageError("--provider script needs --script FILE");
+      const { loadScript, ScriptError, ScriptProvider } = await import("../providers/script.ts");
       try {
         return new ScriptProvider(await loadScript(path.resolve(io.cwd, opts.script), opts.script));
       } catch (err) {
@@ -115,11 +114,11 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
     }
     case "anthropic":
       if (!key) throw new UsageError("--provider anthropic needs ANTHROPIC_API_KEY in the environment (get a key at https://console.anthropic.com)");
-      return anthropic(io, key);
+      return await anthropic(io, key);
     case "sim":
       return new SimProvider();
     case "auto":
-      if (key) return anthropic(io, key);
+      if (key) return await anthropic(io, key);
       io.stderr.write("vvm: ANTHROPIC_API_KEY is not set, so this run is offline: the simulator answers every call and judge. Set ANTHROPIC_API_KEY to call Claude (--provider sim hides this line)\n");
       return new SimProvider();
     default: {
@@ -129,11 +128,12 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
   }
 }
 
-function anthropic(io: CliIO, apiKey: string): Provider {
+async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
   const baseURL = io.env.ANTHROPIC_BASE_URL || undefined;
   if (baseURL !== undefined && !URL.canParse(baseURL)) {
     throw new UsageError(`ANTHROPIC_BASE_URL=${baseURL} is not a URL (expected e.g. https://api.anthropic.com)`);
   }
+  const { AnthropicProvider } = await import("../providers/anthropic.ts");
   // The CLI's environment is the process environment for a real run; tests pass their own.
   return new AnthropicProvider({
     apiKey,
@@ -141,6 +141,20 @@ function anthropic(io: CliIO, apiKey: string): Provider {
     env: io.env,
     log: (message) => io.stderr.write(`vvm: ${message}\n`),
   });
+}
+
+// The SDK, YAML and secretlint cost hundreds of milliseconds to load: programs that never use them
+// (most runs under sim, every run without memory) should not pay for them at start-up.
+type MemoryStoreOptions = Parameters<typeof import("../memory/index.ts").createMemoryStore>[0];
+function lazyMemoryStore(opts: MemoryStoreOptions): MemoryPort & { close(): Promise<void> } {
+  let store: Promise<MemoryPort & { close(): Promise<void> }> | null = null;
+  const get = () => (store ??= import("../memory/index.ts").then((m) => m.createMemoryStore(opts)));
+  return {
+    open: async (...args) => (await get()).open(...args),
+    close: async () => {
+      if (store) await (await store).close();
+    },
+  };
 }
 
 function envInt(env: NodeJS.ProcessEnv, name: string, min = 1): number | undefined {
