@@ -202,8 +202,8 @@ export class VvmParser extends EmbeddedActionsParser {
 
   program = this.RULE("program", (): void => {
     this.MANY(() => {
-      const mark = (this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length);
-      const start = (this.RECORDING_PHASE ? RECORDING : this.LA(1).startOffset);
+      const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
+      const start = this.RECORDING_PHASE ? RECORDING : this.LA(1).startOffset;
       const s = this.SUBRULE(this.stmt);
       this.ACTION(() => {
         // A tree can be no deeper than its statement has tokens, and tokens are at least a character each:
@@ -251,12 +251,12 @@ export class VvmParser extends EmbeddedActionsParser {
     const nl = this.CONSUME(Newline);
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => {
-      const mark = (this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length);
+      const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
       const s = this.SUBRULE(this.stmt);
       if (!this.RECORDING_PHASE) this.pushStmt(body, mark, s);
     });
     this.CONSUME(Dedent);
-    return (this.RECORDING_PHASE ? RECORDING : ({ body, span: lastSpan(body, tokenSpan(nl)) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ body, span: lastSpan(body, tokenSpan(nl)) });
   });
 
   agentDecl = this.RULE("agentDecl", (): Stmt => {
@@ -266,13 +266,13 @@ export class VvmParser extends EmbeddedActionsParser {
     const kwargs = this.SUBRULE(this.kwargList);
     const close = this.CONSUME(RParen);
     this.CONSUME(Newline);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "AgentDecl",
       name: name.name,
       nameSpan: name.span,
       kwargs,
       span: join(tokenSpan(kw), tokenSpan(close)),
-    }));
+    });
   });
 
   defStmt = this.RULE("defStmt", (): Stmt => {
@@ -296,14 +296,14 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(RParen);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Def",
       name: name.name,
       nameSpan: name.span,
       params,
       body: block.body,
       span: join(tokenSpan(kw), block.span),
-    }));
+    });
   });
 
   skillImport = this.RULE("skillImport", (): Stmt => {
@@ -312,12 +312,12 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(KW.from);
     const source = this.CONSUME2(StringTok);
     this.CONSUME(Newline);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "SkillImport",
       skill: this.stringLit(skill),
       source: this.stringLit(source),
       span: join(tokenSpan(kw), tokenSpan(source)),
-    }));
+    });
   });
 
   fromImport = this.RULE("fromImport", (): Stmt => {
@@ -331,7 +331,7 @@ export class VvmParser extends EmbeddedActionsParser {
       return this.SUBRULE2(this.bindName, { ARGS: ["an import alias"] });
     });
     this.CONSUME(Newline);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "FromImport",
       path: this.stringLit(file),
       name: name.name,
@@ -340,7 +340,7 @@ export class VvmParser extends EmbeddedActionsParser {
       alias: alias ? alias.name : null,
       aliasSpan: alias ? alias.span : null,
       span: join(tokenSpan(kw), alias ? alias.span : name.span),
-    }));
+    });
   });
 
   exportStmt = this.RULE("exportStmt", (): Stmt => {
@@ -353,15 +353,15 @@ export class VvmParser extends EmbeddedActionsParser {
         ALT: (): ExportTarget => {
           this.CONSUME(At);
           const name = this.CONSUME(Identifier);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) });
         },
       },
       {
         ALT: (): ExportTarget => {
           const expr = this.SUBRULE(this.expr);
-          return (this.RECORDING_PHASE ? RECORDING : expr.kind === "Name"
+          return this.RECORDING_PHASE ? RECORDING : expr.kind === "Name"
               ? { kind: "name" as const, name: expr.name, nameSpan: expr.span }
-              : { kind: "expr" as const, expr });
+              : { kind: "expr" as const, expr };
         },
       },
     ]);
@@ -392,14 +392,14 @@ export class VvmParser extends EmbeddedActionsParser {
     const cond = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ cond, body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   elseClause = this.RULE("elseClause", (): Block => {
     const kw = this.CONSUME(KW.else);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   whileStmt = this.RULE("whileStmt", (): Stmt => {
@@ -407,7 +407,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const cond = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "While", cond, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ kind: "While", cond, body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   forStmt = this.RULE("forStmt", (): Stmt => {
@@ -417,14 +417,14 @@ export class VvmParser extends EmbeddedActionsParser {
     const iter = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "For",
       target: target.name,
       targetSpan: target.span,
       iter,
       body: block.body,
       span: join(tokenSpan(kw), block.span),
-    }));
+    });
   });
 
   matchStmt = this.RULE("matchStmt", (): Stmt => {
@@ -436,12 +436,12 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => cases.push(this.SUBRULE(this.caseClause)));
     this.CONSUME(Dedent);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Match",
       subject,
       cases,
       span: join(tokenSpan(kw), cases[cases.length - 1]!.span),
-    }));
+    });
   });
 
   caseClause = this.RULE("caseClause", (): MatchCase => {
@@ -449,7 +449,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const pattern = this.SUBRULE(this.pattern);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ pattern, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ pattern, body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   /** Parsed loosely (any expression, or `error(args)`) and then classified, so a wrong pattern is E050, not E001. */
@@ -461,13 +461,13 @@ export class VvmParser extends EmbeddedActionsParser {
           this.CONSUME(LParen);
           const args = this.SUBRULE(this.argList);
           const close = this.CONSUME(RParen);
-          return (this.RECORDING_PHASE ? RECORDING : this.errorPattern(args, join(tokenSpan(kw), tokenSpan(close))));
+          return this.RECORDING_PHASE ? RECORDING : this.errorPattern(args, join(tokenSpan(kw), tokenSpan(close)));
         },
       },
       {
         ALT: () => {
           const expr = this.SUBRULE(this.expr);
-          return (this.RECORDING_PHASE ? RECORDING : this.exprPattern(expr));
+          return this.RECORDING_PHASE ? RECORDING : this.exprPattern(expr);
         },
       },
     ]),
@@ -517,7 +517,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Indent);
     this.AT_LEAST_ONE(() => options.push(this.SUBRULE(this.optionClause)));
     this.CONSUME(Dedent);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Choose",
       subject,
       criterion: this.template(crit),
@@ -525,7 +525,7 @@ export class VvmParser extends EmbeddedActionsParser {
       bindingSpan: binding.span,
       options,
       span: join(tokenSpan(kw), options[options.length - 1]!.span),
-    }));
+    });
   });
 
   optionClause = this.RULE("optionClause", (): ChooseOption => {
@@ -533,12 +533,12 @@ export class VvmParser extends EmbeddedActionsParser {
     const label = this.CONSUME(StringTok);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       label: this.stringLit(label).value,
       labelSpan: tokenSpan(label),
       body: block.body,
       span: join(tokenSpan(kw), block.span),
-    }));
+    });
   });
 
   constrainStmt = this.RULE("constrainStmt", (): Stmt => {
@@ -562,14 +562,14 @@ export class VvmParser extends EmbeddedActionsParser {
       if (!this.RECORDING_PHASE) requires.push({ criterion: this.template(crit), span: join(tokenSpan(req), tokenSpan(crit)) });
     });
     this.CONSUME(Dedent);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Constrain",
       target: target.image,
       targetSpan: tokenSpan(target),
       kwargs: kwargs ?? [],
       requires,
       span: join(tokenSpan(kw), requires[requires.length - 1]!.span),
-    }));
+    });
   });
 
   withInputStmt = this.RULE("withInputStmt", (): Stmt => {
@@ -578,7 +578,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const expr = this.SUBRULE(this.expr);
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "WithInput", expr, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ kind: "WithInput", expr, body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   tryStmt = this.RULE("tryStmt", (): Stmt => {
@@ -590,7 +590,7 @@ export class VvmParser extends EmbeddedActionsParser {
       const f = this.CONSUME(KW.finally);
       this.CONSUME2(Colon);
       const block = this.SUBRULE2(this.block);
-      return (this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(f), block.span) }));
+      return this.RECORDING_PHASE ? RECORDING : ({ body: block.body, span: join(tokenSpan(f), block.span) });
     });
     return this.ACTION(() => {
       const end = fin ? fin.span : handler ? handler.span : body.span;
@@ -610,29 +610,29 @@ export class VvmParser extends EmbeddedActionsParser {
     const name = this.SUBRULE(this.bindName, { ARGS: ["the name bound by except"] });
     this.CONSUME(Colon);
     const block = this.SUBRULE(this.block);
-    return (this.RECORDING_PHASE ? RECORDING : ({ name: name.name, nameSpan: name.span, body: block.body, span: join(tokenSpan(kw), block.span) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ name: name.name, nameSpan: name.span, body: block.body, span: join(tokenSpan(kw), block.span) });
   });
 
   raiseStmt = this.RULE("raiseStmt", (): Stmt => {
     const kw = this.CONSUME(KW.raise);
     const value = this.OPTION(() => this.SUBRULE(this.expr));
     this.CONSUME(Newline);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Raise",
       value: value ?? null,
       span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
-    }));
+    });
   });
 
   returnStmt = this.RULE("returnStmt", (): Stmt => {
     const kw = this.CONSUME(KW.return);
     const value = this.OPTION(() => this.SUBRULE(this.expr));
     this.CONSUME(Newline);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Return",
       value: value ?? null,
       span: value ? join(tokenSpan(kw), value.span) : tokenSpan(kw),
-    }));
+    });
   });
 
   simpleKeywordStmt = this.RULE("simpleKeywordStmt", (): Stmt => {
@@ -695,7 +695,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const name = this.CONSUME(Identifier);
     this.CONSUME(Equals);
     const value = this.SUBRULE(this.expr);
-    return (this.RECORDING_PHASE ? RECORDING : ({ name: name.image, nameSpan: tokenSpan(name), value }));
+    return this.RECORDING_PHASE ? RECORDING : ({ name: name.image, nameSpan: tokenSpan(name), value });
   });
 
   /** Positional then keyword arguments, optional trailing comma; stops before `)`. */
@@ -778,7 +778,7 @@ export class VvmParser extends EmbeddedActionsParser {
       nots.push(pending);
       pending = null;
     });
-    return (this.RECORDING_PHASE ? RECORDING : (ops.length === 0 && nots[0] === null ? operands[0]! : this.climb(operands, ops, nots)));
+    return this.RECORDING_PHASE ? RECORDING : (ops.length === 0 && nots[0] === null ? operands[0]! : this.climb(operands, ops, nots));
   });
 
   private climb(operands: Expr[], ops: IToken[], nots: (IToken[] | null)[]): Expr {
@@ -841,7 +841,7 @@ export class VvmParser extends EmbeddedActionsParser {
             this.CONSUME(LBracket);
             const index = this.SUBRULE(this.expr);
             const close = this.CONSUME(RBracket);
-            e = (this.RECORDING_PHASE ? RECORDING : ({ kind: "Index", object: e, index, span: join(e.span, tokenSpan(close)) }));
+            e = this.RECORDING_PHASE ? RECORDING : ({ kind: "Index", object: e, index, span: join(e.span, tokenSpan(close)) });
           },
         },
         {
@@ -849,13 +849,13 @@ export class VvmParser extends EmbeddedActionsParser {
             this.CONSUME(LParen);
             const a = this.SUBRULE(this.argList);
             const close = this.CONSUME(RParen);
-            e = (this.RECORDING_PHASE ? RECORDING : ({
+            e = this.RECORDING_PHASE ? RECORDING : ({
               kind: "Call",
               callee: e,
               args: a.args,
               kwargs: a.kwargs,
               span: join(e.span, tokenSpan(close)),
-            }));
+            });
           },
         },
       ]);
@@ -869,31 +869,31 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const t = this.CONSUME(KW.true);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: true, span: tokenSpan(t) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: true, span: tokenSpan(t) });
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(KW.false);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: false, span: tokenSpan(t) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Bool" as const, value: false, span: tokenSpan(t) });
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(NumberTok);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) });
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(StringTok);
-          return (this.RECORDING_PHASE ? RECORDING : this.stringLit(t));
+          return this.RECORDING_PHASE ? RECORDING : this.stringLit(t);
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(TripleString);
-          return (this.RECORDING_PHASE ? RECORDING : this.stringLit(t));
+          return this.RECORDING_PHASE ? RECORDING : this.stringLit(t);
         },
       },
       {
@@ -914,13 +914,13 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const t = this.CONSUME(Identifier);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Name" as const, name: t.image, span: tokenSpan(t) });
         },
       },
       {
         ALT: () => {
           const t = this.CONSUME(KW.it);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "It" as const, span: tokenSpan(t) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "It" as const, span: tokenSpan(t) });
         },
       },
       { ALT: () => this.SUBRULE(this.listExpr) },
@@ -983,7 +983,7 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const close = this.CONSUME(RParen);
-          return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Unit" as const, span: join(tokenSpan(open), tokenSpan(close)) }));
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Unit" as const, span: join(tokenSpan(open), tokenSpan(close)) });
         },
       },
       {
@@ -1011,7 +1011,7 @@ export class VvmParser extends EmbeddedActionsParser {
       this.OPTION2(() => this.CONSUME2(Comma));
     });
     const close = this.CONSUME(RBracket);
-    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "List" as const, items, span: join(tokenSpan(open), tokenSpan(close)) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ kind: "List" as const, items, span: join(tokenSpan(open), tokenSpan(close)) });
   });
 
   objectExpr = this.RULE("objectExpr", (): Expr => {
@@ -1029,7 +1029,7 @@ export class VvmParser extends EmbeddedActionsParser {
       this.OPTION2(() => this.CONSUME2(Comma));
     });
     const close = this.CONSUME(RBrace);
-    return (this.RECORDING_PHASE ? RECORDING : ({ kind: "Object" as const, entries, span: join(tokenSpan(open), tokenSpan(close)) }));
+    return this.RECORDING_PHASE ? RECORDING : ({ kind: "Object" as const, entries, span: join(tokenSpan(open), tokenSpan(close)) });
   });
 
   objectEntry = this.RULE("objectEntry", () => {
@@ -1058,13 +1058,13 @@ export class VvmParser extends EmbeddedActionsParser {
             const close = this.CONSUME(RParen);
             return { list, close };
           });
-          return (this.RECORDING_PHASE ? RECORDING : ({
+          return this.RECORDING_PHASE ? RECORDING : ({
             kind: "NamedAgent" as const,
             name: name.image,
             nameSpan: tokenSpan(name),
             with: withArgs ? withArgs.list : null,
             span: join(tokenSpan(at), withArgs ? tokenSpan(withArgs.close) : tokenSpan(name)),
-          }));
+          });
         },
       },
       {
@@ -1072,11 +1072,11 @@ export class VvmParser extends EmbeddedActionsParser {
           this.CONSUME(LBrace);
           const list = this.SUBRULE2(this.kwargList);
           const close = this.CONSUME(RBrace);
-          return (this.RECORDING_PHASE ? RECORDING : ({
+          return this.RECORDING_PHASE ? RECORDING : ({
             kind: "InlineAgent" as const,
             kwargs: list,
             span: join(tokenSpan(at), tokenSpan(close)),
-          }));
+          });
         },
       },
     ]);
@@ -1084,14 +1084,14 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME2(LParen);
     const a = this.SUBRULE(this.argList);
     const close = this.CONSUME2(RParen);
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "AgentCall" as const,
       agent,
       template: this.template(tpl),
       args: a.args,
       kwargs: a.kwargs,
       span: join(tokenSpan(at), tokenSpan(close)),
-    }));
+    });
   });
 
   /** `?`criterion`` or `?`criterion`(value)`; `?`c`()` is the same as no input. */
@@ -1104,11 +1104,11 @@ export class VvmParser extends EmbeddedActionsParser {
       const close = this.CONSUME(RParen);
       return { value, close };
     });
-    return (this.RECORDING_PHASE ? RECORDING : ({
+    return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Predicate" as const,
       criterion: this.template(tpl),
       input: input?.value ?? null,
       span: join(tokenSpan(q), input ? tokenSpan(input.close) : tokenSpan(tpl)),
-    }));
+    });
   });
 }
