@@ -209,7 +209,8 @@ export class VvmParser extends EmbeddedActionsParser {
         // A tree can be no deeper than its statement has tokens, and tokens are at least a character each:
         // only long statements need the (iterative) depth check that protects later recursive passes.
         const end = this.LA(1).startOffset;
-        if (!(end - start < MAX_AST_DEPTH) && depthExceeds(s, MAX_AST_DEPTH)) {
+        // (the lambdas created in the statement are checked with it: their bodies live in those defs)
+        if (!(end - start < MAX_AST_DEPTH) && depthExceeds([s, ...this.pendingLambdas.slice(mark)], MAX_AST_DEPTH)) {
           this.report("E001", `statement nested deeper than ${MAX_AST_DEPTH} levels is not supported`, s.span);
           this.pendingLambdas.length = mark;
           return;
@@ -219,7 +220,7 @@ export class VvmParser extends EmbeddedActionsParser {
     });
   });
 
-  // Alternatives of the hottest ORs, built once: a fresh array of closures per call dominated GC time.
+  // Alternatives of the hottest ORs, built once rather than as a fresh array of closures per call.
   private stmtAlts?: IOrAlt<Stmt>[];
   private primaryAlts?: IOrAlt<Expr>[];
 

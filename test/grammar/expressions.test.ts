@@ -269,6 +269,12 @@ describe("limits", () => {
     expect(shape(r.program!.body)).toEqual([{ kind: "Assign", target: "y", value: num(1) }]);
   });
 
+  it("checks the depth of lambda bodies too", () => {
+    const r = parse("f = lambda x: " + Array(3000).fill("x").join(" + ") + "\n", "t.vvm");
+    expect(r.diagnostics.map(brief)).toEqual(["E001 1:1 statement nested deeper than 1000 levels is not supported"]);
+    expect(r.program === null || r.program.body.length === 0).toBe(true);
+  });
+
   it("accepts long but shallow statements", () => {
     const list = "x = [" + Array(5000).fill("1").join(", ") + "]\n";
     expect(parse(list, "t.vvm").diagnostics).toEqual([]);
