@@ -2,6 +2,7 @@
 // has no in-process queue), then proper-lockfile's `lock` directory across processes.
 import { Mutex } from "async-mutex";
 import lockfile from "proper-lockfile";
+import { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync } from "node:fs";
 import path from "node:path";
 
 export const DEFAULT_STALE_MS = 10_000;
@@ -13,6 +14,33 @@ export interface HeldLock {
 }
 
 export type AcquireResult = { ok: true; lock: HeldLock } | { ok: false; reason: "timeout" | "aborted" } | { ok: false; reason: "error"; error: Error };
+
+type Callback = (err: NodeJS.ErrnoException | null, result?: unknown) => void;
+
+/** Run a tiny synchronous fs call, answer on the next tick (callback semantics preserved). */
+function deferred(cb: Callback, f: () => unknown): void {
+  let result: unknown;
+  let error: NodeJS.ErrnoException | null = null;
+  try {
+    result = f();
+  } catch (err) {
+    error = err as NodeJS.ErrnoException;
+  }
+  process.nextTick(() => cb(error, result));
+}
+
+/**
+ * The fs proper-lockfile uses: mkdir, stat, utimes, rmdir on one tiny directory, done synchronously
+ * (microseconds each) instead of as thread-pool round trips, which cost far more on a busy machine.
+ */
+const lockFs = {
+  mkdir: (p: string, cb: Callback) => deferred(cb, () => mkdirSync(p)),
+  stat: (p: string, cb: Callback) => deferred(cb, () => statSync(p)),
+  utimes: (p: string, a: Date, m: Date, cb: Callback) => deferred(cb, () => utimesSync(p, a, m)),
+  rmdir: (p: string, cb: Callback) => deferred(cb, () => rmdirSync(p)),
+  realpath: (p: string, cb: Callback) => deferred(cb, () => realpathSync(p)),
+  rmdirSync: (p: string) => rmdirSync(p),
+};
 
 const mutexes = new Map<string, { mutex: Mutex; users: number }>();
 
@@ -80,6 +108,7 @@ export async function acquire(dir: string, timeoutMs: number, staleMs: number, s
   const lockOptions = {
     lockfilePath: path.join(dir, "lock"),
     realpath: false,
+    fs: lockFs,
     stale: staleMs,
     update: Math.max(1000, Math.floor(staleMs / 4)),
     retries: 0,
