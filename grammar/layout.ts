@@ -40,6 +40,8 @@ const BLOCK_KEYWORDS: ReadonlySet<TokenType> = new Set(
 
 /** Deepest nesting of brackets, and of indented blocks, the front end accepts (keeps recursion bounded). */
 export const MAX_NESTING = 100;
+/** Indentation errors reported per file (a wholly tab-indented file would otherwise get one per line). */
+const MAX_LAYOUT_ERRORS = 50;
 
 export interface LayoutResult {
   tokens: IToken[];
@@ -86,7 +88,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
           break;
         }
       }
-      if (tab >= 0) {
+      if (tab >= 0 && diagnostics.length < MAX_LAYOUT_ERRORS) {
         diagnostics.push(
           diagnostic("E002", "tab in indentation; indent with spaces", path, spanAt(line, tab + 1)),
         );
@@ -105,7 +107,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
           }
           stack.push(indent);
           out.push(synth(Indent, line, col, tok.startOffset));
-        } else if (tab < 0) {
+        } else if (tab < 0 && diagnostics.length < MAX_LAYOUT_ERRORS) {
           diagnostics.push(
             diagnostic("E002", "unexpected indentation: only a line ending in ':' opens a block", path, spanAt(line, col)),
           );
@@ -116,7 +118,7 @@ export function layout(tokens: IToken[], source: string, path: string): LayoutRe
           out.push(synth(Dedent, line, col, tok.startOffset));
         }
         if (indent !== stack[stack.length - 1]! && tab < 0) {
-          diagnostics.push(
+          if (diagnostics.length < MAX_LAYOUT_ERRORS) diagnostics.push(
             diagnostic(
               "E002",
               `dedent to column ${col} does not match any enclosing block (expected column ${stack[stack.length - 1]! + 1})`,

@@ -65,6 +65,12 @@ describe("layout", () => {
     expect(codes("x =\t1\n")).toEqual([]);
   });
 
+  it("reports at most 50 indentation errors for a wholly tab-indented file", () => {
+    const r = parse("def f():\n" + "\tx = 1\n".repeat(200), "t.vvm");
+    expect(r.diagnostics.length).toBe(50);
+    expect(new Set(r.diagnostics.map((d) => d.code))).toEqual(new Set(["E002"]));
+  });
+
   it("refuses a dedent to a level that was never opened (E002)", () => {
     const r = parse("if a:\n    b = 1\n  c = 2\n", "t.vvm");
     expect(r.diagnostics.map(brief)).toEqual([
