@@ -2,8 +2,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { EXIT, type CliIO } from "./io.ts";
-import { checkCommand } from "./commands/check.ts";
-import { runCommand, type RunFlags } from "./commands/run.ts";
+import type { RunFlags } from "./commands/run.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and from dist/src/ (installed bin): the package root is one or two levels up.
@@ -50,6 +49,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .description("parse and validate a program; exit 0 when valid, 2 on errors")
     .argument("<file>", "the .vvm program")
     .action(async (file: string) => {
+      // Commands load on demand: `vvm check` never pays for the interpreter, `--help` for neither.
+      const { checkCommand } = await import("./commands/check.ts");
       exitCode = await checkCommand(file, io);
     });
 
@@ -69,6 +70,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--lock-timeout <duration>", "longest wait for a memory lock before error(kind=\"locked\")", duration, 60_000)
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
     .action(async (file: string, flags: RunFlags) => {
+      const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);
     });
 

@@ -126,7 +126,7 @@ export x
   });
 
   it("are computed for modules with syntax errors elsewhere too (the parser keeps complete statements)", async () => {
-    const { result, locals } = await localsOf(`def f(a):\n  b = a\n  return b\nx = (\n`);
+    const { result, locals } = await localsOf(`def f(a):\n  b = a\n  return b\nx = 1 +\n`);
     expect(result.diagnostics.map((d) => d.code)).toEqual(["E001"]);
     expect(locals("f")).toEqual(["a", "b"]);
   });
