@@ -2,6 +2,7 @@
 import type { DefStmt, Expr, Stmt } from "../../src/ast.ts";
 import type { ModuleInfo } from "../../src/program.ts";
 import { innerBlocks, scopeBindings } from "../../src/resolve/scopes.ts";
+import { childExprs } from "../../src/resolve/walk.ts";
 import { functionParams } from "../../stdlib/index.ts";
 
 /** One function body (or a module's top level): its names and where each lives in the frame. */
@@ -159,37 +160,14 @@ export class Analysis {
 
   expr(e: Expr, scope: Scope): boolean {
     switch (e.kind) {
-      case "Unit":
-      case "Bool":
-      case "Number":
-      case "String":
-      case "TemplateExpr":
-      case "Name":
-      case "It":
-        return false;
-      case "List":
-        return e.items.some((x) => this.expr(x, scope));
-      case "Object":
-        return e.entries.some((x) => this.expr(x.value, scope));
-      case "Binary":
-      case "Logical":
-        return this.expr(e.left, scope) || this.expr(e.right, scope);
-      case "Not":
-        return this.expr(e.operand, scope);
-      case "Member":
-        return this.expr(e.object, scope);
-      case "Index":
-        return this.expr(e.object, scope) || this.expr(e.index, scope);
-      case "Call":
-        if (e.args.some((x) => this.expr(x, scope)) || e.kwargs.some((k) => this.expr(k.value, scope))) return true;
-        return !this.callIsSync(e, scope);
       case "AgentCall":
       case "Predicate":
         return true;
-      default: {
-        const never: never = e;
-        return never;
-      }
+      case "Call":
+        return childExprs(e).some((x) => this.expr(x, scope)) || !this.callIsSync(e, scope);
+      default:
+        // every other expression suspends only if one of its parts does
+        return childExprs(e).some((x) => this.expr(x, scope));
     }
   }
 
