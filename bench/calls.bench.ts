@@ -14,6 +14,7 @@ import { serializeInput, VAgent, type Value } from "../runtime/values.ts";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { runCli } from "../test/support/cli.ts";
 import { startStandin } from "../test/support/standin.ts";
+import { median } from "./support.ts";
 
 // The stand-in runs in a worker thread so its own request handling does not share the event loop
 // with the runtime being measured (the real API is on another machine).
@@ -78,10 +79,6 @@ class RemoteStandin {
 const N = 200;
 const ROUNDS = 5;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 function line(label: string, ratio: number, target: number, detail: string): void {
   process.stdout.write(`${label}: ${ratio.toFixed(2)}x (target <= ${target}x) ${ratio <= target ? "ok" : "MISSED"} — ${detail}\n`);

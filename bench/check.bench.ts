@@ -2,13 +2,11 @@
 // against `python3 -c "compile(...)"` on the same file, process to process, median of 5.
 // Target: vvm at most 3x CPython's time (issue 2).
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { builtCli, median } from "./support.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 5;
 const TARGET = 3;
 const LINES = 40_000;
@@ -50,10 +48,6 @@ export function generateProgram(lines: number): string {
   return parts.join("");
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
 
 function timed(cmd: string, args: string[]): number {
   const t0 = process.hrtime.bigint();
@@ -64,8 +58,7 @@ function timed(cmd: string, args: string[]): number {
 }
 
 export async function run(): Promise<void> {
-  const bin = path.join(ROOT, "bin/vvm.js");
-  if (!existsSync(path.join(ROOT, "dist/src/start.js"))) throw new Error("dist/ is missing: run `npm run build` first");
+  const bin = builtCli();
   const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-check-"));
   try {
     const file = path.join(dir, "big.vvm");

@@ -2,13 +2,13 @@
 // (`node bin/vvm.js run`) and by `python3` on the equivalent program, process to process, median of 5.
 // Target: vvm at most 1.5x CPython's time (NOTES.md "Interpreter speed").
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { ROOT, builtCli, median } from "./support.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 5;
 const TARGET = 1.5;
 
@@ -44,10 +44,6 @@ t = time.perf_counter()
 ${PYTHON.replace("print(total)\n", "")}print(total, time.perf_counter() - t)
 `;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
 
 /** Loop-only times (median of 5): runProgram on the built interpreter in this process vs python's perf_counter. */
 async function inner(vvmFile: string, pyFile: string): Promise<void> {
@@ -109,8 +105,7 @@ function timed(cmd: string, args: string[], check: (stdout: string) => void): nu
 }
 
 export async function run(): Promise<void> {
-  const bin = path.join(ROOT, "bin/vvm.js");
-  if (!existsSync(path.join(ROOT, "dist/src/start.js"))) throw new Error("dist/ is missing: run `npm run build` first");
+  const bin = builtCli();
   const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-loop-"));
   try {
     const vvmFile = path.join(dir, "loop.vvm");

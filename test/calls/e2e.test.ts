@@ -6,9 +6,9 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { collect, ROOT, runCli, spawnCli, type CliResult } from "../support/cli.ts";
+import { REFERENCE_EXAMPLES as REFERENCE } from "../support/examples.ts";
 import { defaultHandler, startStandin, type Standin } from "../support/standin.ts";
 
-const REFERENCE = "/work/shared/reference/examples";
 let dir: string;
 let standin: Standin;
 

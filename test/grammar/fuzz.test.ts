@@ -1,23 +1,19 @@
 // Property tests: whatever the input (random text, bytes, or a reference program with deletions, duplications,
 // insertions and truncation), parse() returns an AST or diagnostics, never throws, and is quick about it.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Diagnostic } from "../../src/diagnostics.ts";
 import { parse } from "../../grammar/index.ts";
 import { ROOT } from "../support/cli.ts";
+import { REFERENCE_EXAMPLES, vvmFilesUnder } from "../support/examples.ts";
 
 const TIME_BOUND_MS = 2000;
 
 function corpus(): string[] {
-  const dirs = [path.join(ROOT, "examples"), path.resolve(ROOT, "../shared/reference/examples")];
-  const files = dirs.filter(existsSync).flatMap((d) =>
-    readdirSync(d, { recursive: true, encoding: "utf8" })
-      .filter((f) => f.endsWith(".vvm"))
-      .map((f) => path.join(d, f)),
-  );
-  // A built-in program keeps the corpus non-empty on any checkout.
+  const files = [path.join(ROOT, "examples"), REFERENCE_EXAMPLES].flatMap(vvmFilesUnder);
+  // A built-in program adds forms the examples do not use.
   const builtin = [
     'agent w(model="haiku", prompt="p")\n',
     "def f(a, b):\n  if a == b and not ?`same`(a):\n    return [a, {k: b}]\n  return @w `t {a.b} {{x}}`(a, retry=1)\n",

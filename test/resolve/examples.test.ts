@@ -1,20 +1,11 @@
 // Every shipped program must check without errors: the shared reference examples (present next to the
 // repository in the development workspace) and the repository's own examples/.
-import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
 import { ROOT } from "../support/cli.ts";
+import { programsIn, REFERENCE_EXAMPLES as REFERENCE } from "../support/examples.ts";
 
-function programsIn(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && e.name.endsWith(".vvm"))
-    .map((e) => path.join(dir, e.name))
-    .sort();
-}
-
-const REFERENCE = path.resolve(ROOT, "../shared/reference/examples");
 const reference = programsIn(REFERENCE);
 const own = programsIn(path.join(ROOT, "examples"));
 
