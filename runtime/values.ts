@@ -42,7 +42,7 @@ export interface VFunction {
 export class VAgent {
   readonly type = "agent";
   constructor(
-    /** declared name, or a derived/inline label such as `base.with` or `<inline>` */
+    /** declared name, the variable a derived agent was assigned to, or a label such as `base.with` or `<inline>` */
     readonly name: string,
     /** model, prompt, skills, permissions, memory, and any pass-through keys */
     readonly config: VObject,

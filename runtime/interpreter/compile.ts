@@ -50,6 +50,15 @@ const A = (run: AsyncE): CE => ({ async: true, run });
 const SS = (run: SyncS): CS => ({ async: false, run });
 const AS = (run: AsyncS): CS => ({ async: true, run });
 const NOOP: CS = SS(() => NORMAL);
+/** Post-process an expression's value, keeping it synchronous when it was. */
+const mapCE = (e: CE, g: (v: Value) => Value): CE => {
+  if (!e.async) {
+    const r = e.run;
+    return S((f) => g(r(f)));
+  }
+  const r = e.run;
+  return A(async (f) => g(await r(f)));
+};
 
 /** Statement-level compile context: the function scope, and whether a bare `raise` re-raises. */
 interface Ctx {
@@ -665,9 +674,14 @@ export class ModuleCompiler {
       case "Continue":
         return SS(() => CONTINUE);
       case "Assign": {
-        const v = this.expr(s.value, c.scope);
+        let v = this.expr(s.value, c.scope);
         if (s.target === "it") throw new Error("internal: assignment to it reached the interpreter (E060)");
         const i = this.slotOf(c.scope, s.target);
+        // `security = base.with(...)`: the derived agent takes the variable's name, so sim replies, script
+        // rules, traces and memory provenance say `security`. Decided statically: other assignments pay nothing.
+        if (s.value.kind === "Call" && s.value.callee.kind === "Member" && s.value.callee.name === "with") {
+          v = mapCE(v, (x) => (x instanceof VAgent ? new VAgent(s.target, x.config, x.site) : x));
+        }
         if (!v.async) {
           const vr = v.run;
           return SS((f) => {
