@@ -6,7 +6,7 @@ import type { MemoryMode, MemoryPort, MemoryProvenance, MemorySession } from "..
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
-import { LEDGER_VERSION, scanTail, serializeEntry, type LedgerEntry, type Provenance } from "./ledger.ts";
+import { LEDGER_VERSION, scanTail, serializeEntry, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
 import { extractBlocks, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, type ParsedDigest } from "./patch.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
@@ -64,6 +64,8 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const retainChars = Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN));
   const sessions = new Set<Session>();
   const reported = new Set<string>();
+  /** parsed ledger tails, reused while the ledger's bytes are unchanged (see scanTail) */
+  const tails = new Map<string, TailCache>();
 
   class Session implements MemorySession {
     private done = false;
@@ -153,7 +155,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
     const p = paths(loc);
     // independent reads in parallel: each is a thread-pool round trip
-    const [digestRaw, meta, scan] = await Promise.all([fs.readFile(p.digest), readMeta(loc), scanTail(fs, p.ledger, retainChars, maxScanBytes)]);
+    const [digestRaw, meta, scan] = await Promise.all([fs.readFile(p.digest), readMeta(loc), scanTail(fs, p.ledger, retainChars, maxScanBytes, tails)]);
     let raw = digestRaw;
     let parsed = parseDigest(raw);
     let hash = sha256(raw ?? "");

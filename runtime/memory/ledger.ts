@@ -1,6 +1,6 @@
 // ledger.jsonl: one JSON object per line, appended under the lock. Read from the end in chunks so
 // the cost of a call does not depend on how long the ledger has grown.
-import type { MemoryFs } from "./fsio.ts";
+import type { MemoryFs, ReadHandle } from "./fsio.ts";
 import type { MemoryMode } from "../memory-port.ts";
 
 export const LEDGER_VERSION = 1;
@@ -60,80 +60,215 @@ function parseEntry(line: Buffer): LedgerEntry | null {
   }
 }
 
+/** A complete, non-empty line a scan examined: its byte offset and its entry (null: unreadable). */
+interface SeenLine {
+  start: number;
+  entry: LedgerEntry | null;
+}
+
+/**
+ * What one scan of a ledger learned, kept by a store between calls so that an unchanged ledger is
+ * not parsed again. It is used only while the file's bytes [from, end) are byte for byte equal to
+ * `bytes` (compared on every call, so an edit of any kind, at any time, is seen); bytes appended
+ * after `end` are parsed and added. Every result equals what a fresh scan of the file would return.
+ */
+export interface TailCache {
+  from: number;
+  end: number;
+  bytes: Buffer;
+  /** every non-empty complete line in [from, end) that a fresh scan would examine, oldest first */
+  lines: SeenLine[];
+  /** `lines` reach as far back as a fresh scan may read (the file's start or the scan cap) */
+  complete: boolean;
+}
+
+/** Lowest byte a fresh scan of a file without a torn tail reads. */
+function lowestRead(size: number, maxScanBytes: number): number {
+  return Math.max(0, size - Math.max(CHUNK, maxScanBytes));
+}
+
+function emptyScan(size: number): TailScan {
+  return { size, tornBytes: 0, last: null, retains: [], badLines: [] };
+}
+
 /**
  * Scan the ledger backwards: the torn tail, the last entry, and the newest `retain` facts whose
  * total length (plus 3 characters of list markup each) fits `retainChars`. Stops as soon as both
- * are known, and never reads more than `maxScanBytes`.
+ * are known, and never reads more than `maxScanBytes`. With `caches` (one map per store, keyed by
+ * file), a ledger that has not changed since the previous call is not parsed again, and one that
+ * only grew has just its new lines parsed.
  */
-export async function scanTail(fs: MemoryFs, file: string, retainChars: number, maxScanBytes: number): Promise<TailScan> {
-  const scan: TailScan = { size: 0, tornBytes: 0, last: null, retains: [], badLines: [] };
+export async function scanTail(fs: MemoryFs, file: string, retainChars: number, maxScanBytes: number, caches?: Map<string, TailCache>): Promise<TailScan> {
   const h = await fs.openRead(file);
-  if (h === null) return scan;
+  if (h === null) {
+    caches?.delete(file);
+    return emptyScan(0);
+  }
   try {
-    scan.size = h.size;
-    let pos = h.size;
-    let carry: Buffer = Buffer.alloc(0);
-    let first = true;
-    let used = 0;
-    let budgetFull = retainChars <= 0;
-    // the cap does not apply while looking for the end of the last complete line: a torn tail must
-    // be measured exactly, however long
-    let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
-    while (pos > 0 && (first || dataEnd - pos < maxScanBytes)) {
-      const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxScanBytes - (dataEnd - pos))));
-      const chunk = await h.read(start, pos - start);
-      let buf = carry.length ? Buffer.concat([chunk, carry]) : chunk;
-      if (first) {
-        const nl = buf.lastIndexOf(0x0a);
-        if (nl < 0 && start > 0) {
-          // a torn line longer than a chunk: keep reading to find where it starts
-          pos = start;
-          continue;
-        }
-        first = false;
-        scan.tornBytes = h.size - (start + nl + 1);
-        dataEnd = start + nl + 1;
-        buf = buf.subarray(0, nl + 1);
+    if (caches) {
+      const hit = await fromCache(h, caches.get(file), retainChars, maxScanBytes);
+      if (hit) {
+        touch(caches, file, hit.cache);
+        return hit.scan;
       }
-      // buf = [partial line of an earlier chunk…] + complete lines ending in "\n"
-      let end = buf.length;
-      let cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
-      while (end > 0) {
-        const lineStart = cut + 1;
-        if (cut < 0 && start > 0) break; // the line continues in the previous chunk
-        const line = buf.subarray(lineStart, end - 1);
-        if (line.length > 0) {
-          const entry = parseEntry(line);
-          if (entry === null) {
-            scan.badLines.push(start + lineStart);
-          } else {
-            if (scan.last === null) scan.last = entry;
-            if (!budgetFull) {
-              for (let i = entry.retain.length - 1; i >= 0; i--) {
-                const fact = entry.retain[i];
-                if (typeof fact !== "string") continue;
-                if (used + fact.length + 3 > retainChars) {
-                  budgetFull = true;
-                  break;
-                }
-                used += fact.length + 3;
-                scan.retains.push(fact);
-              }
-            }
-          }
-        }
-        if (scan.last !== null && budgetFull) return scan;
-        end = lineStart;
-        if (end === 0) break;
-        cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
-      }
-      carry = Buffer.from(buf.subarray(0, end));
-      pos = start;
+    }
+    const { scan, cache } = await freshScan(h, retainChars, maxScanBytes, caches !== undefined);
+    if (caches) {
+      if (cache) touch(caches, file, cache);
+      else caches.delete(file);
     }
     return scan;
   } finally {
     await h.close();
   }
+}
+
+/** Most ledgers whose tails one store keeps (least recently used dropped first). */
+const MAX_CACHED = 64;
+
+function touch(caches: Map<string, TailCache>, file: string, cache: TailCache) {
+  caches.delete(file);
+  caches.set(file, cache);
+  if (caches.size > MAX_CACHED) caches.delete(caches.keys().next().value as string);
+}
+
+/** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
+function walk(cache: TailCache, retainChars: number, lowest: number): { scan: TailScan; stop: number; early: boolean } | null {
+  const scan = emptyScan(cache.end);
+  let used = 0;
+  let budgetFull = retainChars <= 0;
+  const { lines } = cache;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const { start, entry } = lines[i];
+    // a fresh scan reads no further back than `lowest`, and parses a line only when it also read
+    // the newline before it (or the line starts the file)
+    if (start === 0 ? lowest !== 0 : start - 1 < lowest) return { scan, stop: i + 1, early: false };
+    if (entry === null) scan.badLines.push(start);
+    else {
+      if (scan.last === null) scan.last = entry;
+      if (!budgetFull) {
+        for (let j = entry.retain.length - 1; j >= 0; j--) {
+          const fact = entry.retain[j];
+          if (typeof fact !== "string") continue;
+          if (used + fact.length + 3 > retainChars) {
+            budgetFull = true;
+            break;
+          }
+          used += fact.length + 3;
+          scan.retains.push(fact);
+        }
+      }
+    }
+    if (scan.last !== null && budgetFull) return { scan, stop: i, early: true };
+  }
+  return cache.complete ? { scan, stop: 0, early: false } : null;
+}
+
+async function fromCache(h: ReadHandle, c: TailCache | undefined, retainChars: number, maxScanBytes: number): Promise<{ scan: TailScan; cache: TailCache } | null> {
+  const size = h.size;
+  if (!c || size < c.end || size - c.from > Math.max(CHUNK, maxScanBytes)) return null;
+  const buf = await h.read(c.from, size - c.from);
+  const known = c.end - c.from;
+  if (buf.length !== size - c.from || !buf.subarray(0, known).equals(c.bytes)) return null;
+  if (size > c.end && buf[buf.length - 1] !== 0x0a) return null; // a torn tail: the fresh scan measures and reports it
+  const lines = c.lines.slice();
+  let at = known;
+  while (at < buf.length) {
+    const nl = buf.indexOf(0x0a, at);
+    if (nl > at) lines.push({ start: c.from + at, entry: parseEntry(buf.subarray(at, nl)) });
+    at = nl + 1;
+  }
+  const next: TailCache = { from: c.from, end: size, bytes: buf, lines, complete: c.complete };
+  const lowest = lowestRead(size, maxScanBytes);
+  const got = walk(next, retainChars, lowest);
+  if (got === null) return null;
+  return { scan: got.scan, cache: trim(next, got.stop, got.early, lowest) };
+}
+
+/** Drop the lines older than the walk needed; keep the newline before the oldest kept line in the window. */
+function trim(c: TailCache, stop: number, early: boolean, lowest: number): TailCache {
+  if (stop === 0 && !early) return c;
+  const from = early ? Math.max(0, c.lines[stop].start - 1) : Math.max(c.from, lowest);
+  // an early stop says nothing about older lines: a later walk that needs them rescans
+  return { from, end: c.end, bytes: c.bytes.subarray(from - c.from), lines: c.lines.slice(stop), complete: c.complete && !early };
+}
+
+async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: number, keep: boolean): Promise<{ scan: TailScan; cache: TailCache | null }> {
+  const scan = emptyScan(h.size);
+  const seen: SeenLine[] = [];
+  const chunks: Buffer[] = [];
+  let pos = h.size;
+  let carry: Buffer = Buffer.alloc(0);
+  let first = true;
+  let used = 0;
+  let budgetFull = retainChars <= 0;
+  // the cap does not apply while looking for the end of the last complete line: a torn tail must
+  // be measured exactly, however long
+  let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
+  const done = (from: number, complete: boolean) => {
+    if (!keep || scan.tornBytes > 0) return { scan, cache: null };
+    seen.reverse();
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks.reverse());
+    // `all` covers [pos, size): the chunks read, newest first in `chunks`
+    return { scan, cache: { from, end: h.size, bytes: Buffer.from(all.subarray(from - pos)), lines: seen, complete } };
+  };
+  while (pos > 0 && (first || dataEnd - pos < maxScanBytes)) {
+    const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxScanBytes - (dataEnd - pos))));
+    const chunk = await h.read(start, pos - start);
+    if (keep) chunks.push(chunk);
+    let buf = carry.length ? Buffer.concat([chunk, carry]) : chunk;
+    if (first) {
+      const nl = buf.lastIndexOf(0x0a);
+      if (nl < 0 && start > 0) {
+        // a torn line longer than a chunk: keep reading to find where it starts
+        pos = start;
+        continue;
+      }
+      first = false;
+      scan.tornBytes = h.size - (start + nl + 1);
+      dataEnd = start + nl + 1;
+      buf = buf.subarray(0, nl + 1);
+    }
+    // buf = [partial line of an earlier chunk…] + complete lines ending in "\n"
+    let end = buf.length;
+    let cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
+    while (end > 0) {
+      const lineStart = cut + 1;
+      if (cut < 0 && start > 0) break; // the line continues in the previous chunk
+      const line = buf.subarray(lineStart, end - 1);
+      if (line.length > 0) {
+        const entry = parseEntry(line);
+        if (keep) seen.push({ start: start + lineStart, entry });
+        if (entry === null) {
+          scan.badLines.push(start + lineStart);
+        } else {
+          if (scan.last === null) scan.last = entry;
+          if (!budgetFull) {
+            for (let i = entry.retain.length - 1; i >= 0; i--) {
+              const fact = entry.retain[i];
+              if (typeof fact !== "string") continue;
+              if (used + fact.length + 3 > retainChars) {
+                budgetFull = true;
+                break;
+              }
+              used += fact.length + 3;
+              scan.retains.push(fact);
+            }
+          }
+        }
+      }
+      if (scan.last !== null && budgetFull) {
+        pos = start;
+        return done(Math.max(0, start + lineStart - 1), false);
+      }
+      end = lineStart;
+      if (end === 0) break;
+      cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
+    }
+    carry = Buffer.from(buf.subarray(0, end));
+    pos = start;
+  }
+  return done(pos, true);
 }
 
 export function serializeEntry(e: LedgerEntry): Buffer {

@@ -291,6 +291,41 @@ describe("ledger recovery", () => {
     await s.release();
   });
 
+  it("sees a ledger appended to, truncated or rewritten by hand between calls of one store", async () => {
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ retain: ["first"] }));
+    await call(store, "k", patchReply({ retain: ["second"] }));
+    const file = path.join(memDir(dir, "k"), "ledger.jsonl");
+    const context = async () => {
+      const s = await session(store, "k", "dry_run");
+      await s.release();
+      return s.context!;
+    };
+    expect(await context()).toContain("- first\n- second");
+    const original = await readFile(file, "utf8");
+    const [l1, l2] = original.trimEnd().split("\n");
+    // appended by hand (another tool): recalled on the next call
+    const e3 = { ...JSON.parse(l2), seq: 3, retain: ["by hand"] };
+    await appendFile(file, JSON.stringify(e3) + "\n");
+    expect(await context()).toContain("- first\n- second\n- by hand");
+    // truncated back: forgotten
+    await writeFile(file, original);
+    expect(await context()).not.toContain("by hand");
+    // rewritten in place with the same size (same inode, possibly the same mtime tick)
+    await writeFile(file, l1 + "\n" + l2.replace('"second"', '"SECOND"') + "\n");
+    expect((await readFile(file)).length).toBe(Buffer.byteLength(original));
+    const ctx = await context();
+    expect(ctx).toContain("- SECOND");
+    expect(ctx).not.toContain("- second");
+    // a continue call after a hand truncation appends after what is really there
+    await writeFile(file, l1 + "\n");
+    await call(store, "k", patchReply({ retain: ["third"] }));
+    const { entries, badLines } = await ledger(dir, "k");
+    expect(badLines).toEqual([]);
+    expect(entries.map((e) => e.retain)).toEqual([["first"], ["third"]]);
+    expect(await context()).toContain("- first\n- third");
+  });
+
   it("reads only the tail: cost does not grow with the ledger", async () => {
     let bytesRead = 0;
     const counting: MemoryFs = {
