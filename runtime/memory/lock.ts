@@ -65,6 +65,18 @@ async function acquireMutex(dir: string, deadline: number, signal: AbortSignal):
   const forget = () => {
     if (--s.users === 0 && mutexes.get(dir) === s) mutexes.delete(dir);
   };
+  if (signal.aborted) {
+    forget();
+    return "aborted";
+  }
+  if (!s.mutex.isLocked()) {
+    // free: granted at once (async-mutex dispatches synchronously), so no timer, no abort listener
+    const release = await s.mutex.acquire();
+    return () => {
+      release();
+      forget();
+    };
+  }
   let gaveUp = false;
   const granted = s.mutex.acquire().then((release) => {
     if (gaveUp) {
