@@ -123,13 +123,20 @@ export async function scanTail(fs: MemoryFs, file: string, retainChars: number, 
   }
 }
 
-/** Most ledgers whose tails one store keeps (least recently used dropped first). */
+/** Most ledgers, and most window bytes in all, whose tails one store keeps (least recently used dropped first). */
 const MAX_CACHED = 64;
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 
 function touch(caches: Map<string, TailCache>, file: string, cache: TailCache) {
   caches.delete(file);
   caches.set(file, cache);
-  if (caches.size > MAX_CACHED) caches.delete(caches.keys().next().value as string);
+  let bytes = 0;
+  for (const c of caches.values()) bytes += c.bytes.length;
+  for (const [oldest, c] of caches) {
+    if (caches.size <= MAX_CACHED && bytes <= MAX_CACHED_BYTES) break;
+    caches.delete(oldest);
+    bytes -= c.bytes.length;
+  }
 }
 
 /** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
