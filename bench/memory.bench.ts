@@ -12,13 +12,10 @@ import { escapeKey, sha256 } from "../runtime/memory/keys.ts";
 import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts";
 import { obj } from "../runtime/values.ts";
 import { startStandin } from "../test/support/standin.ts";
+import { median } from "./support.ts";
 
 const PROV: MemoryProvenance = { site: { path: "bench.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } }, agentName: "bench", model: "stand-in-model", mode: "continue" };
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 export async function run(): Promise<void> {
   const standin = await startStandin();

@@ -5,10 +5,11 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Median of a sample (the upper one for an even count); runs are few, so one outlier must not decide. */
+/** Median of a sample; runs are few, so one outlier must not decide. */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
 /** The installed CLI entry point; benches measure the built JavaScript, as users run it. */
