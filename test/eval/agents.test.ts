@@ -1,23 +1,15 @@
 // What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { interpolate, SHORT_STRING } from "../../runtime/render.ts";
 import { obj } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 
-function program(body: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-agents-"));
-  const file = path.join(dir, "main.vvm");
-  writeFileSync(file, body);
-  return file;
-}
 
 describe("agent calls", () => {
   it("derives agents: scalars replace, objects merge one level deep, lists replace", async () => {
     const r = await runWithFakes(
-      program(`agent base(model="sonnet", prompt="P", skills=["a", "b"], memory={ scope: "project", key: "k1" }, permissions=perm(read=["x"]))
+      programFile(`agent base(model="sonnet", prompt="P", skills=["a", "b"], memory={ scope: "project", key: "k1" }, permissions=perm(read=["x"]))
 d = base.with(model="haiku", skills=["c"], memory={ key: "k2" })
 one = @d \`t1\`(())
 two = @d.with(prompt="Q") \`t2\`(())
@@ -42,7 +34,7 @@ three = @base \`t3\`(())
 
   it("evaluates agent, input, options, then renders, then calls; a render failure makes no call", async () => {
     const r = await runWithFakes(
-      program(`agent a(model="haiku")
+      programFile(`agent a(model="haiku")
 def input_value():
   return "in"
 try:
@@ -59,7 +51,7 @@ export msg
 
   it("raises when @name holds something other than an agent", async () => {
     const r = await runWithFakes(
-      program(`agent a(model="haiku")
+      programFile(`agent a(model="haiku")
 def call_it(x):
   return @x \`t\`(())
 try:
@@ -76,7 +68,7 @@ export ok
 
   it("sends `it` when no input is given, inherited by called functions", async () => {
     const r = await runWithFakes(
-      program(`agent a(model="haiku")
+      programFile(`agent a(model="haiku")
 def ask():
   return @a \`t\`()
 with input [1, 2]:

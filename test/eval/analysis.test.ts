@@ -1,7 +1,5 @@
 // Which functions may suspend: the static analysis that keeps pure code on the synchronous path.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { isFunction } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
@@ -62,9 +60,7 @@ export shadowed
 
 describe("suspension analysis", () => {
   it("marks exactly the functions that can reach a call, judge, loop or unknown callee as async", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-analysis-"));
-    const file = path.join(dir, "main.vvm");
-    writeFileSync(file, SOURCE);
+    const file = programFile(SOURCE);
     const r = await runWithFakes(file);
     expect(r.outcome.kind).toBe("ok");
     if (r.outcome.kind !== "ok") return;

@@ -1,21 +1,13 @@
 // Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { collect, spawnCli } from "../support/cli.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 
-function program(body: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-int-"));
-  const file = path.join(dir, "main.vvm");
-  writeFileSync(file, body);
-  return file;
-}
 
 describe("interrupt", () => {
   it("stops an endless synchronous loop", async () => {
-    const file = program(`def f(a, b):
+    const file = programFile(`def f(a, b):
   return a + b
 i = 0
 while true:
@@ -30,7 +22,7 @@ while true:
   });
 
   it("stops during a pending agent call, skipping finally blocks and later statements", async () => {
-    const file = program(`agent w(model="haiku")
+    const file = programFile(`agent w(model="haiku")
 try:
   x = @w \`slow\`(())
 finally:
@@ -45,7 +37,7 @@ z = @w \`after\`(())
   });
 
   it("stops a long for loop over a huge list", async () => {
-    const file = program(`n = 0
+    const file = programFile(`n = 0
 for i in range(3000000):
   n = n + 1
 `);
@@ -58,7 +50,7 @@ for i in range(3000000):
 
 describe("interrupt through the CLI", () => {
   it("SIGINT stops `vvm run` in an endless loop with exit 130", async () => {
-    const file = program(`def f(a, b):
+    const file = programFile(`def f(a, b):
   return a + b
 i = 0
 while true:

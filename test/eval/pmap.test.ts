@@ -1,17 +1,9 @@
 // pmap: real concurrency bounded by the run's limit, input order, first failure in input order, cancellation.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { makeError, type Value } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 
-function program(body: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-pmap-"));
-  const file = path.join(dir, "main.vvm");
-  writeFileSync(file, body);
-  return file;
-}
 
 const WORKER = `agent w(model="haiku")
 def work(x):
@@ -22,7 +14,7 @@ const err = (m: string): Value => makeError("custom", m);
 
 describe("pmap", () => {
   it("overlaps calls up to the concurrency limit and keeps input order", async () => {
-    const file = program(`${WORKER}out = pmap(range(10), work)\nexport out\n`);
+    const file = programFile(`${WORKER}out = pmap(range(10), work)\nexport out\n`);
     const r = await runWithFakes(
       file,
       { delayMs: (req) => 40 - 3 * (req.input as number), replies: [["item", (req) => `done ${String(req.input)}`]] },
@@ -33,7 +25,7 @@ describe("pmap", () => {
   });
 
   it("returns the first error value in input order, even when a later one failed first", async () => {
-    const file = program(`${WORKER}out = pmap(range(6), work)\nexport out\n`);
+    const file = programFile(`${WORKER}out = pmap(range(6), work)\nexport out\n`);
     const r = await runWithFakes(
       file,
       {
@@ -49,7 +41,7 @@ describe("pmap", () => {
   });
 
   it("cancels the items after a failure and never starts the rest", async () => {
-    const file = program(`${WORKER}out = pmap(range(8), work)\nexport out\n`);
+    const file = programFile(`${WORKER}out = pmap(range(8), work)\nexport out\n`);
     const r = await runWithFakes(
       file,
       { delayMs: (req) => (req.input === 0 ? 5 : 500), replies: [["item 0", err("zero")]] },
@@ -61,7 +53,7 @@ describe("pmap", () => {
   });
 
   it("a raise wins over a later error value; the raise propagates", async () => {
-    const file = program(`agent w(model="haiku")
+    const file = programFile(`agent w(model="haiku")
 def work(x):
   if x == 2:
     raise "raised at 2"
@@ -77,7 +69,7 @@ export got
   });
 
   it("runs functions that cannot suspend like map, and fails on non-lists", async () => {
-    const file = program(`def inc(x):
+    const file = programFile(`def inc(x):
   return x + 1
 out = pmap([1, 2], inc)
 try:

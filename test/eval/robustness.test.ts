@@ -1,20 +1,12 @@
 // Bad input never crashes the process: deep recursion through nested expressions and builtins, huge lists.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
 
-function program(body: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-robust-"));
-  const file = path.join(dir, "main.vvm");
-  writeFileSync(file, body);
-  return file;
-}
 
 describe("robustness", () => {
   it("turns a JS stack overflow inside deeply nested expressions into a catchable thrown error", async () => {
-    const file = program(`def step(n):
+    const file = programFile(`def step(n):
   return [[[[{ a: [[[1 + deep(n - 1)]]] }]]]]
 def deep(n):
   if n == 0:
@@ -36,7 +28,7 @@ export msg
   });
 
   it("an uncaught recursion error exits 1 with the error on stderr, not a JS stack trace", async () => {
-    const file = program(`def f(n):
+    const file = programFile(`def f(n):
   return f(n + 1)
 x = f(0)
 `);
@@ -47,7 +39,7 @@ x = f(0)
   });
 
   it("handles lists of a million items", async () => {
-    const file = program(`def inc(x):
+    const file = programFile(`def inc(x):
   return x + 1
 def add(a, b):
   return a + b
@@ -65,7 +57,7 @@ export n
   });
 
   it("reports values nested too deeply to print instead of crashing", async () => {
-    const file = program(`x = []
+    const file = programFile(`x = []
 for i in range(100000):
   x = [x]
 try:

@@ -1,7 +1,5 @@
 // `--trace`: the evaluator's module and statement events go through the run's TraceSink.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import type { TraceEvent, TraceSink } from "../../runtime/trace.ts";
@@ -10,9 +8,7 @@ import { FakeAgents } from "../support/fake-agents.ts";
 
 describe("trace events", () => {
   it("emits module boundaries and one event per executed statement", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-trace-"));
-    const file = path.join(dir, "main.vvm");
-    writeFileSync(file, `def f(x):\n  return x\nfor i in [1, 2]:\n  y = f(i)\nexport y\n`);
+    const file = programFile(`def f(x):\n  return x\nfor i in [1, 2]:\n  y = f(i)\nexport y\n`);
     const events: Omit<TraceEvent, "t">[] = [];
     const trace: TraceSink = { enabled: true, emit: (e) => events.push(e) };
     const out = await runProgram(await checkProgram(file), {

@@ -1,7 +1,7 @@
 // `vvm check` through the real CLI: exit codes, the diagnostic shape, and colours.
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
-import { writeProgram, type TmpProgram } from "./tmp-program.ts";
+import { writeProgram, type TmpProgram } from "../support/program.ts";
 
 let prog: TmpProgram | null = null;
 afterEach(() => {

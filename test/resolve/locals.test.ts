@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DefStmt, Stmt } from "../../src/ast.ts";
 import { checkProgram } from "../../src/check.ts";
-import { writeProgram, type TmpProgram } from "./tmp-program.ts";
+import { writeProgram, type TmpProgram } from "../support/program.ts";
 
 let prog: TmpProgram | null = null;
 afterEach(() => {

@@ -3,7 +3,8 @@
 import { closeSync, openSync, symlinkSync, ftruncateSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { writeProgram, codesAt, type TmpProgram } from "./tmp-program.ts";
+import { writeProgram, type TmpProgram } from "../support/program.ts";
+import { codesAt } from "./tmp-program.ts";
 
 const parsed: string[] = [];
 vi.mock("../../grammar/index.ts", async (importOriginal) => {

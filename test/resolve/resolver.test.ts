@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
 import { STDLIB_NAMES } from "../../src/resolve/stdlib.ts";
-import { codesAt, writeProgram, type TmpProgram } from "./tmp-program.ts";
+import { writeProgram, type TmpProgram } from "../support/program.ts";
+import { codesAt } from "./tmp-program.ts";
 
 let prog: TmpProgram | null = null;
 afterEach(() => {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
 import { isKnownSkillSource } from "../../src/resolve/skills.ts";
-import { writeProgram, type TmpProgram } from "./tmp-program.ts";
+import { writeProgram, type TmpProgram } from "../support/program.ts";
 
 let prog: TmpProgram | null = null;
 afterEach(() => {
