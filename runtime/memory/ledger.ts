@@ -139,34 +139,52 @@ function touch(caches: Map<string, TailCache>, file: string, cache: TailCache) {
   }
 }
 
+/** Collects retained facts, newest first, until the next one would not fit (each costs its length + 3). */
+class FactBudget {
+  private used = 0;
+  full: boolean;
+  constructor(
+    private readonly limit: number,
+    private readonly out: string[],
+  ) {
+    this.full = limit <= 0;
+  }
+
+  take(entry: LedgerEntry): void {
+    for (let j = entry.retain.length - 1; j >= 0 && !this.full; j--) {
+      const fact = entry.retain[j];
+      if (typeof fact !== "string") continue;
+      if (this.used + fact.length + 3 > this.limit) this.full = true;
+      else {
+        this.used += fact.length + 3;
+        this.out.push(fact);
+      }
+    }
+  }
+}
+
+/** One line, newest first: an unparsable line is reported by offset; an entry may be the newest and gives facts. */
+function record(scan: TailScan, budget: FactBudget, start: number, entry: LedgerEntry | null): void {
+  if (entry === null) {
+    scan.badLines.push(start);
+    return;
+  }
+  if (scan.last === null) scan.last = entry;
+  budget.take(entry);
+}
+
 /** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
 function walk(cache: TailCache, retainChars: number, lowest: number): { scan: TailScan; stop: number; early: boolean } | null {
   const scan = emptyScan(cache.end);
-  let used = 0;
-  let budgetFull = retainChars <= 0;
+  const budget = new FactBudget(retainChars, scan.retains);
   const { lines } = cache;
   for (let i = lines.length - 1; i >= 0; i--) {
     const { start, entry } = lines[i];
     // a fresh scan reads no further back than `lowest`, and parses a line only when it also read
     // the newline before it (or the line starts the file)
     if (start === 0 ? lowest !== 0 : start - 1 < lowest) return { scan, stop: i + 1, early: false };
-    if (entry === null) scan.badLines.push(start);
-    else {
-      if (scan.last === null) scan.last = entry;
-      if (!budgetFull) {
-        for (let j = entry.retain.length - 1; j >= 0; j--) {
-          const fact = entry.retain[j];
-          if (typeof fact !== "string") continue;
-          if (used + fact.length + 3 > retainChars) {
-            budgetFull = true;
-            break;
-          }
-          used += fact.length + 3;
-          scan.retains.push(fact);
-        }
-      }
-    }
-    if (scan.last !== null && budgetFull) return { scan, stop: i, early: true };
+    record(scan, budget, start, entry);
+    if (scan.last !== null && budget.full) return { scan, stop: i, early: true };
   }
   return cache.complete ? { scan, stop: 0, early: false } : null;
 }
@@ -207,8 +225,7 @@ async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: numbe
   let pos = h.size;
   let carry: Buffer = Buffer.alloc(0);
   let first = true;
-  let used = 0;
-  let budgetFull = retainChars <= 0;
+  const budget = new FactBudget(retainChars, scan.retains);
   // the cap does not apply while looking for the end of the last complete line: a torn tail must
   // be measured exactly, however long
   let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
@@ -246,25 +263,9 @@ async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: numbe
       if (line.length > 0) {
         const entry = parseEntry(line);
         if (keep) seen.push({ start: start + lineStart, entry });
-        if (entry === null) {
-          scan.badLines.push(start + lineStart);
-        } else {
-          if (scan.last === null) scan.last = entry;
-          if (!budgetFull) {
-            for (let i = entry.retain.length - 1; i >= 0; i--) {
-              const fact = entry.retain[i];
-              if (typeof fact !== "string") continue;
-              if (used + fact.length + 3 > retainChars) {
-                budgetFull = true;
-                break;
-              }
-              used += fact.length + 3;
-              scan.retains.push(fact);
-            }
-          }
-        }
+        record(scan, budget, start + lineStart, entry);
       }
-      if (scan.last !== null && budgetFull) {
+      if (scan.last !== null && budget.full) {
         pos = start;
         return done(Math.max(0, start + lineStart - 1), false);
       }
