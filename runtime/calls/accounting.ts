@@ -87,5 +87,6 @@ export class Progress {
   clear(): void {
     this.acc.onChange = null;
     if (this.shown) this.write("\r\x1b[K");
+    this.shown = false;
   }
 }

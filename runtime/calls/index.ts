@@ -19,6 +19,8 @@ import { FileTrace } from "./trace-file.ts";
 export interface ModelLayer {
   agents: AgentRuntime;
   trace: TraceSink;
+  /** Erase the live progress line for good: the program is done, and stdout output must not land on top of it. */
+  stopProgress(): void;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   return {
     agents,
     trace,
+    stopProgress: () => progress?.clear(),
     async close() {
       if (closed) return;
       closed = true;

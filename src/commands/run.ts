@@ -47,6 +47,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
       concurrency: flags.concurrency,
       warn: (message, site) => io.stderr.write(`${site ? where(site, io) + ": " : ""}${pc.createColors(color).yellow("warning")} ${message}\n`),
     });
+    layer.stopProgress();
     switch (outcome.kind) {
       case "ok": {
         let text: string;
