@@ -106,7 +106,6 @@ async function sequential(url: string): Promise<void> {
     env: {},
     trace: noTrace,
     accounting: new Accounting(),
-    warn: () => {},
   });
   const client = new Anthropic({ apiKey: "sk-ant-bench", baseURL: url, maxRetries: 0 });
   const signal = new AbortController().signal;

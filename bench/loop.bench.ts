@@ -56,7 +56,6 @@ async function inner(vvmFile: string, pyFile: string): Promise<void> {
     trace: { enabled: false, emit() {} },
     signal: new AbortController().signal,
     concurrency: 1,
-    warn() {},
   };
   const v: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {

@@ -10,8 +10,6 @@ export interface RunContext {
   signal: AbortSignal;
   /** pmap's limit on calls in flight */
   concurrency: number;
-  /** a runtime warning (e.g. an unknown call option); goes to stderr, never stdout */
-  warn(message: string, site: Site | null): void;
 }
 
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */

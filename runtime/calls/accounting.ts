@@ -84,9 +84,15 @@ export class Progress {
     this.write(`\r\x1b[Kvvm: ${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight\r`);
   }
 
-  clear(): void {
-    this.acc.onChange = null;
+  /** Erase the line until the next change redraws it (before another line goes to stderr). */
+  erase(): void {
     if (this.shown) this.write("\r\x1b[K");
     this.shown = false;
+  }
+
+  /** Erase the line and stop drawing it. */
+  clear(): void {
+    this.acc.onChange = null;
+    this.erase();
   }
 }

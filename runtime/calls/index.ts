@@ -4,7 +4,6 @@ import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
 import type { RunFlags } from "../../src/commands/run.ts";
-import { displayPath } from "../../src/commands/report.ts";
 import { UsageError, useColor, type CliIO } from "../../src/io.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
 import type { MemoryPort } from "../memory-port.ts";
@@ -29,7 +28,12 @@ export type ModelLayerOptions = RunFlags & { entryPath: string; io: CliIO };
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
   const { io } = opts;
   const color = pc.createColors(useColor(io));
-  const warn = (message: string) => io.stderr.write(`vvm: ${color.yellow("warning")} ${message}\n`);
+  // Set once progress exists; a warning erases the progress line first (it is redrawn on the next change).
+  let progress: Progress | null = null;
+  const warn = (message: string) => {
+    progress?.erase();
+    io.stderr.write(`vvm: ${color.yellow("warning")} ${message}\n`);
+  };
   const provider = await selectProvider(opts);
   const maxTokens = envInt(io.env, "VVM_MAX_TOKENS");
   const retryBase = envInt(io.env, "VVM_RETRY_BASE_MS", 0);
@@ -53,7 +57,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   const trace: TraceSink = fileTrace ?? noTrace;
 
   const accounting = new Accounting();
-  const progress = useColor(io) ? new Progress(accounting, (s) => io.stderr.write(s)) : null;
+  progress = useColor(io) ? new Progress(accounting, (s) => io.stderr.write(s)) : null;
   const memory = lazyMemoryStore({
     entryDir: path.dirname(opts.entryPath),
     homeDir: io.env.HOME || os.homedir(),
@@ -70,8 +74,6 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     accounting,
     maxTokens,
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
-    warn: (message, site) =>
-      io.stderr.write(`${displayPath(site.path, io)}:${site.span.line}:${site.span.col}: ${color.yellow("warning")} ${message}\n`),
   });
 
   let closed = false;

@@ -15,14 +15,10 @@ export interface CallOptions {
   name: string | null;
   /** as written; null when not given (memory then defaults to "continue") */
   memoryMode: Value;
-  /** option names this runtime does not know, for the warning */
-  unknown: string[];
 }
 
-export const KNOWN_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode"];
-
 export function parseCallOptions(options: Map<string, Value>, site: Site): CallOptions {
-  const out: CallOptions = { retry: 0, backoff: "exponential", timeoutMs: null, name: null, memoryMode: null, unknown: [] };
+  const out: CallOptions = { retry: 0, backoff: "exponential", timeoutMs: null, name: null, memoryMode: null };
   for (const [key, v] of options) {
     switch (key) {
       case "retry":
@@ -50,7 +46,8 @@ export function parseCallOptions(options: Map<string, Value>, site: Site): CallO
         out.memoryMode = v;
         break;
       default:
-        out.unknown.push(key);
+        // ignored (LANGUAGE.md §4); the validator has already reported it as W050, with its position
+        break;
     }
   }
   return out;

@@ -40,8 +40,6 @@ export interface CallRuntimeDeps {
   env: NodeJS.ProcessEnv;
   trace: TraceSink;
   accounting: Accounting;
-  /** a runtime warning at a call site (stderr) */
-  warn(message: string, site: Site): void;
   retry?: RetryTuning;
   /** default reply limit when the agent has no max_tokens (VVM_MAX_TOKENS) */
   maxTokens?: number;
@@ -59,7 +57,6 @@ type Outcome<T> = { ok: true; reply: T; attempts: number } | { ok: false; error:
 const ABORTED = Symbol("aborted");
 
 export class CallRuntime implements AgentRuntime {
-  private readonly warnedSites = new Set<string>();
   private readonly retry: RetryTuning;
   private nextId = 1;
 
@@ -70,7 +67,6 @@ export class CallRuntime implements AgentRuntime {
   async call(req: AgentCallRequest): Promise<Value> {
     const { agent, site, signal } = req;
     const opts = parseCallOptions(req.options, site);
-    if (opts.unknown.length > 0) this.warnOnce(site, `unknown call option${opts.unknown.length > 1 ? "s" : ""} ${opts.unknown.join(", ")} ignored (known: retry, backoff, timeout, name, memory_mode)`);
     const cfg = agent.config;
     const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.env);
     const system = configString(cfg, "prompt", site) ?? "";
@@ -238,13 +234,6 @@ export class CallRuntime implements AgentRuntime {
       this.deps.trace.emit({ type: "call", ...base, site: siteText(site), attempts, ...result, ms: round(ms) });
     }
     return value;
-  }
-
-  private warnOnce(site: Site, message: string): void {
-    const key = `${site.path}:${site.span.line}:${site.span.col}`;
-    if (this.warnedSites.has(key)) return;
-    this.warnedSites.add(key);
-    this.deps.warn(message, site);
   }
 }
 

@@ -45,7 +45,6 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
       trace: layer.trace,
       signal: io.signal,
       concurrency: flags.concurrency,
-      warn: (message, site) => io.stderr.write(`${site ? where(site, io) + ": " : ""}${pc.createColors(color).yellow("warning")} ${message}\n`),
     });
     layer.stopProgress();
     switch (outcome.kind) {

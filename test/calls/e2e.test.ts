@@ -209,7 +209,9 @@ describe("conformance through vvm run", () => {
     expect(out.r1).toBe("recovered");
     expect(out.k2).toBe("timeout");
     expect(out.r3).toEqual({ error: { kind: "rejected", message: "no access", data: { status: 403, request_id: "script-rule-4", attempts: 1, model: MODEL_ALIASES.haiku } } });
-    expect(res.stderr).toMatch(/opts\.vvm:4:\d+: warning unknown call option colour ignored/);
+    // reported once, by the validator, with its position; the run then ignores it
+    expect(res.stderr).toMatch(/opts\.vvm:4:\d+: W050 unknown agent-call option 'colour'/);
+    expect(res.stderr).not.toMatch(/warning .*colour/);
     expect(res.stderr).toMatch(/vvm: 3 calls \(6 attempts, 2 failed\)/);
     const events = (await readFile(path.join(dir, "opts-trace.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(events.find((e) => e.type === "call" && e.name === "flaky-one")).toMatchObject({ attempts: 3, ok: true });

@@ -38,14 +38,12 @@ export interface Harness {
   rt: CallRuntime;
   acc: Accounting;
   trace: MemoryTrace;
-  warnings: string[];
 }
 
 /** A call runtime with fast backoff (5 ms base) unless the test says otherwise. */
 export function harness(provider: Provider, over: Partial<CallRuntimeDeps> = {}): Harness {
   const acc = new Accounting();
   const trace = new MemoryTrace();
-  const warnings: string[] = [];
   const rt = new CallRuntime({
     provider,
     memory: null,
@@ -53,11 +51,10 @@ export function harness(provider: Provider, over: Partial<CallRuntimeDeps> = {})
     env: {},
     trace,
     accounting: acc,
-    warn: (m, s) => warnings.push(`${s.span.line}:${s.span.col} ${m}`),
     retry: { baseMs: 5, maxMs: 50, maxRetryAfterMs: 5000 },
     ...over,
   });
-  return { rt, acc, trace, warnings };
+  return { rt, acc, trace };
 }
 
 /** The error part of an error value, as plain JSON. */

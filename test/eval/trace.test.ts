@@ -16,7 +16,6 @@ describe("trace events", () => {
       trace,
       signal: new AbortController().signal,
       concurrency: 1,
-      warn: () => {},
     });
     expect(out.kind).toBe("ok");
     const at = (line: number) => `${file}:${line}:${line === 2 ? 3 : line === 4 ? 3 : 1}`;

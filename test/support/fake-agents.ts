@@ -115,7 +115,6 @@ export async function runWithFakes(
     trace: noTrace,
     signal: opts.signal ?? new AbortController().signal,
     concurrency: opts.concurrency ?? 4,
-    warn: () => {},
   });
   return {
     outcome,
