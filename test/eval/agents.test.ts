@@ -1,10 +1,9 @@
 // What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { interpolate, SHORT_STRING } from "../../runtime/render.ts";
 import { obj } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
-
+import { programFile } from "../support/program.ts";
 
 describe("agent calls", () => {
   it("derives agents: scalars replace, objects merge one level deep, lists replace", async () => {

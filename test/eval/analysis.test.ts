@@ -1,8 +1,8 @@
 // Which functions may suspend: the static analysis that keeps pure code on the synchronous path.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { isFunction } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
+import { programFile } from "../support/program.ts";
 
 const SOURCE = `agent a(model="haiku")
 def pure(x):

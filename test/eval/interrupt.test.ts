@@ -1,18 +1,20 @@
 // Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { collect, spawnCli } from "../support/cli.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
+import { programFile } from "../support/program.ts";
 
-
-describe("interrupt", () => {
-  it("stops an endless synchronous loop", async () => {
-    const file = programFile(`def f(a, b):
+/** Pure computation that never ends and never suspends on its own. */
+const ENDLESS = `def f(a, b):
   return a + b
 i = 0
 while true:
   i = f(i, 1)
-`);
+`;
+
+describe("interrupt", () => {
+  it("stops an endless synchronous loop", async () => {
+    const file = programFile(ENDLESS);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     const t0 = Date.now();
@@ -50,12 +52,7 @@ for i in range(3000000):
 
 describe("interrupt through the CLI", () => {
   it("SIGINT stops `vvm run` in an endless loop with exit 130", async () => {
-    const file = programFile(`def f(a, b):
-  return a + b
-i = 0
-while true:
-  i = f(i, 1)
-`);
+    const file = programFile(ENDLESS);
     const child = spawnCli(["run", file]);
     const done = collect(child);
     // wait until the program is running (the offline notice is printed before the first statement)

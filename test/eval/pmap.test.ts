@@ -1,9 +1,8 @@
 // pmap: real concurrency bounded by the run's limit, input order, first failure in input order, cancellation.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { makeError, type Value } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
-
+import { programFile } from "../support/program.ts";
 
 const WORKER = `agent w(model="haiku")
 def work(x):

@@ -1,8 +1,7 @@
 // Bad input never crashes the process: deep recursion through nested expressions and builtins, huge lists.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
-
+import { programFile } from "../support/program.ts";
 
 describe("robustness", () => {
   it("turns a JS stack overflow inside deeply nested expressions into a catchable thrown error", async () => {

@@ -1,10 +1,10 @@
 // `--trace`: the evaluator's module and statement events go through the run's TraceSink.
-import { programFile } from "../support/program.ts";
 import { describe, expect, it } from "vitest";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import type { TraceEvent, TraceSink } from "../../runtime/trace.ts";
 import { checkProgram } from "../../src/check.ts";
 import { FakeAgents } from "../support/fake-agents.ts";
+import { programFile } from "../support/program.ts";
 
 describe("trace events", () => {
   it("emits module boundaries and one event per executed statement", async () => {
