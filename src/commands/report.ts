@@ -1,4 +1,5 @@
 // Printing diagnostics for `vvm check` and `vvm run`.
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { formatDiagnostic } from "../diagnostics.ts";
 import type { CheckResult } from "../program.ts";
@@ -21,7 +22,6 @@ export function displayPath(p: string, io: CliIO): string {
 
 /** Resolve the program path, or say why it cannot be read. */
 export async function resolveProgramFile(file: string, io: CliIO): Promise<string | null> {
-  const { stat } = await import("node:fs/promises");
   const abs = path.resolve(io.cwd, file);
   try {
     const st = await stat(abs);

@@ -80,12 +80,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   }
 }
 
-function where(site: Site, io: CliIO): string {
-  return `${displayPath(site.path, io)}:${site.span.line}:${site.span.col}`;
-}
-
 function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean): string {
   const c = pc.createColors(color);
-  const at = site ? ` at ${where(site, io)}` : "";
+  const at = site ? ` at ${displayPath(site.path, io)}:${site.span.line}:${site.span.col}` : "";
   return `${c.red("uncaught error")}${at}:\n${JSON.stringify(toJSON(error), null, 2)}`;
 }
