@@ -1,6 +1,7 @@
 // pack, perm, range, len.
 import { thrown, typeName, type Site, type Value, type VObject } from "../runtime/values.ts";
 import { bindArgs } from "./args.ts";
+import { SIGNATURES } from "./signatures.ts";
 
 /**
  * `pack(k=v)` as a value. Positional arguments need their names, which only the call site has: the
@@ -13,12 +14,11 @@ export function pack(args: Value[], kwargs: Map<string, Value> | null, _it: Valu
   return new Map(kwargs ?? []);
 }
 
-const PERM_PARAMS = ["read", "write", "execute", "bash", "network"];
 const PERM_MODES = ["allow", "deny", "prompt"];
 
 export function perm(args: Value[], kwargs: Map<string, Value> | null, _it: Value, site: Site): Value {
   if (args.length > 0) throw thrown("perm() takes keyword arguments only, such as perm(network=\"allow\")", site);
-  const [read, write, execute, bash, network] = bindArgs("perm", PERM_PARAMS, 0, args, kwargs, site);
+  const [read, write, execute, bash, network] = bindArgs("perm", SIGNATURES.perm.params, 0, args, kwargs, site);
   const out: VObject = new Map();
   out.set("read", globs("read", read, site));
   out.set("write", globs("write", write, site));
@@ -44,7 +44,7 @@ function mode(key: string, v: Value | undefined, site: Site): Value {
 export const RANGE_MAX = 50_000_000;
 
 export function range(args: Value[], kwargs: Map<string, Value> | null, _it: Value, site: Site): Value {
-  const [n] = bindArgs("range", ["n"], 1, args, kwargs, site);
+  const [n] = bindArgs("range", SIGNATURES.range.params, 1, args, kwargs, site);
   if (typeof n !== "number" || !Number.isInteger(n)) {
     throw thrown(`range() needs a whole number, got ${typeName(n ?? null)}${typeof n === "number" ? ` ${n}` : ""}`, site);
   }
@@ -56,7 +56,7 @@ export function range(args: Value[], kwargs: Map<string, Value> | null, _it: Val
 
 /** Items of a list, fields of an object, characters (code points) of a string. */
 export function len(args: Value[], kwargs: Map<string, Value> | null, _it: Value, site: Site): Value {
-  const [x] = bindArgs("len", ["x"], 1, args, kwargs, site);
+  const [x] = bindArgs("len", SIGNATURES.len.params, 1, args, kwargs, site);
   if (Array.isArray(x)) return x.length;
   if (x instanceof Map) return x.size;
   if (typeof x === "string") {

@@ -2,14 +2,14 @@
 // Each stays synchronous while the callback does, and continues asynchronously from the first pending result.
 import { isErrorValue, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, needList, poll } from "./args.ts";
+import { SIGNATURES } from "./signatures.ts";
 
 export function map(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
-  const [items, fn] = bindArgs("map", MAP_PARAMS, 2, args, kwargs, site);
+  const [items, fn] = bindArgs("map", SIGNATURES.map.params, 2, args, kwargs, site);
   const xs = needList(items, "map", "items", site);
   const f = needFunction(fn, "map", "f", site);
   return mapFrom(xs, f, 0, new Array(xs.length), it, site, env);
 }
-const MAP_PARAMS = ["items", "f"];
 
 /** Shared with pmap's sequential path. */
 export function mapFrom(xs: Value[], f: VFunction, start: number, out: Value[], it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
@@ -24,12 +24,11 @@ export function mapFrom(xs: Value[], f: VFunction, start: number, out: Value[], 
 }
 
 export function filter(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
-  const [items, fn] = bindArgs("filter", FILTER_PARAMS, 2, args, kwargs, site);
+  const [items, fn] = bindArgs("filter", SIGNATURES.filter.params, 2, args, kwargs, site);
   const xs = needList(items, "filter", "items", site);
   const f = needFunction(fn, "filter", "pred", site);
   return filterFrom(xs, f, 0, [], it, site, env);
 }
-const FILTER_PARAMS = ["items", "pred"];
 
 function filterFrom(xs: Value[], f: VFunction, start: number, kept: Value[], it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
   for (let i = start; i < xs.length; i++) {
@@ -56,7 +55,7 @@ function keep(r: Value, item: Value, kept: Value[], site: Site): Value | undefin
 }
 
 export function reduce(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
-  const [items, fn, init] = bindArgs("reduce", REDUCE_PARAMS, 2, args, kwargs, site);
+  const [items, fn, init] = bindArgs("reduce", SIGNATURES.reduce.params, 2, args, kwargs, site);
   const xs = needList(items, "reduce", "items", site);
   const f = needFunction(fn, "reduce", "f", site);
   if (init === undefined) {
@@ -65,7 +64,6 @@ export function reduce(args: Value[], kwargs: Map<string, Value> | null, it: Val
   }
   return reduceFrom(xs, f, 0, init, it, site, env);
 }
-const REDUCE_PARAMS = ["items", "f", "init"];
 
 function reduceFrom(xs: Value[], f: VFunction, start: number, acc: Value, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
   for (let i = start; i < xs.length; i++) {

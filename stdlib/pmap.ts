@@ -5,12 +5,12 @@ import { isErrorValue, type CallEnv, type Site, type Value, type VFunction } fro
 import { Interrupted, ROOT_ENV } from "../runtime/interpreter/frame.ts";
 import { apply, bindArgs, needFunction, needList } from "./args.ts";
 import { mapFrom } from "./collections.ts";
+import { SIGNATURES } from "./signatures.ts";
 
-const PARAMS = ["items", "f"];
 
 export function makePmap(concurrency: number) {
   return function pmap(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
-    const [items, fn] = bindArgs("pmap", PARAMS, 2, args, kwargs, site);
+    const [items, fn] = bindArgs("pmap", SIGNATURES.pmap.params, 2, args, kwargs, site);
     const xs = needList(items, "pmap", "items", site);
     const f = needFunction(fn, "pmap", "f", site);
     // A function that can never suspend gains nothing from overlapping: run it like map.

@@ -1,11 +1,11 @@
 // refine(seed, max, done, step): the library loop of LANGUAGE.md §12, stepping synchronously while it can.
 import { thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, poll } from "./args.ts";
+import { SIGNATURES } from "./signatures.ts";
 
-const PARAMS = ["seed", "max", "done", "step"];
 
 export function refine(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
-  const [seed, max, doneFn, stepFn] = bindArgs("refine", PARAMS, 4, args, kwargs, site);
+  const [seed, max, doneFn, stepFn] = bindArgs("refine", SIGNATURES.refine.params, 4, args, kwargs, site);
   if (typeof max !== "number" || !Number.isInteger(max) || max < 0) {
     throw thrown(`refine() needs a whole number of at least 0 for 'max', got ${typeName(max ?? null)}`, site);
   }
