@@ -100,7 +100,7 @@ async function sequential(url: string): Promise<void> {
   const agent = new VAgent("bencher", new Map<string, Value>([["model", "haiku"], ["prompt", "You answer briefly."]]), site);
   const input = new Map<string, Value>([["id", 7], ["text", "a short input value"]]);
   const runtime = new CallRuntime({
-    provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: url, env: {}, log: () => {} }),
+    provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: url, log: () => {} }),
     memory: null,
     judgeModel: "haiku",
     env: {},

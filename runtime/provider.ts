@@ -9,7 +9,7 @@ export interface Usage {
 }
 
 export interface ModelRequest {
-  /** a model id or alias (`haiku`, `sonnet`, `opus`); providers resolve aliases */
+  /** the model id, aliases already resolved by the call layer (runtime/providers/models.ts) */
   model: string;
   /** the agent's system prompt ("" when none) */
   system: string;

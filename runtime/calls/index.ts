@@ -143,7 +143,6 @@ async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
   return new AnthropicProvider({
     apiKey,
     baseURL,
-    env: io.env,
     log: (message) => io.stderr.write(`vvm: ${message}\n`),
   });
 }

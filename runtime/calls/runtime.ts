@@ -60,7 +60,11 @@ export class CallRuntime implements AgentRuntime {
   private readonly retry: RetryTuning;
   private nextId = 1;
 
+  /** resolved once: every judge uses it */
+  private readonly judgeModel: string;
+
   constructor(private readonly deps: CallRuntimeDeps) {
+    this.judgeModel = resolveModel(deps.judgeModel, deps.env);
     this.retry = deps.retry ?? DEFAULT_RETRY_TUNING;
   }
 
@@ -134,7 +138,7 @@ export class CallRuntime implements AgentRuntime {
     site: Site,
     signal: AbortSignal,
   ): Promise<JudgeModelReply> {
-    const model = resolveModel(this.deps.judgeModel, this.deps.env);
+    const model = this.judgeModel;
     const id = this.nextId++;
     const base = { judge: id, kind, model };
     const started = performance.now();

@@ -16,7 +16,6 @@ import {
   type Provider,
   type Usage,
 } from "../provider.ts";
-import { resolveModel } from "./models.ts";
 
 /** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
 export const DEFAULT_MAX_TOKENS = 8192;
@@ -33,7 +32,6 @@ export interface AnthropicProviderOptions {
   apiKey: string;
   /** undefined: the SDK's default (https://api.anthropic.com) */
   baseURL: string | undefined;
-  env: NodeJS.ProcessEnv;
   /** SDK log lines (it logs at "warn" and above by default) */
   log: (message: string) => void;
 }
@@ -42,7 +40,7 @@ export class AnthropicProvider implements Provider {
   readonly name = "anthropic";
   private readonly client: Anthropic;
 
-  constructor(private readonly opts: AnthropicProviderOptions) {
+  constructor(opts: AnthropicProviderOptions) {
     const log = (level: string) => (msg: string, ...rest: unknown[]) =>
       opts.log(`anthropic sdk ${level}: ${[msg, ...rest.map((r) => (typeof r === "string" ? r : JSON.stringify(r)))].join(" ")}`);
     this.client = new Anthropic({
@@ -66,7 +64,7 @@ export class AnthropicProvider implements Provider {
     if (content.length === 0) content.push({ type: "text", text: "(no task text and no input)" });
 
     const params: MessageCreateParamsNonStreaming = {
-      model: resolveModel(req.model, this.opts.env),
+      model: req.model,
       max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
       messages: [{ role: "user", content }],
     };
@@ -103,7 +101,7 @@ export class AnthropicProvider implements Provider {
     const task = judgeTask(req.kind, req.criterion, labels);
     const msg = await this.send(
       {
-        model: resolveModel(req.model, this.opts.env),
+        model: req.model,
         max_tokens: JUDGE_MAX_TOKENS,
         system: [{ type: "text", text: choosing ? CHOOSE_SYSTEM : JUDGE_SYSTEM, cache_control: { type: "ephemeral" } }],
         tools: [tool],

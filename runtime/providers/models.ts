@@ -9,13 +9,8 @@ export const MODEL_ALIASES = {
 /** The model an agent without `model=` uses. */
 export const DEFAULT_MODEL = "sonnet";
 
+/** An alias becomes its model id (or the VVM_MODEL_* override, used as written); anything else is already an id. */
 export function resolveModel(model: string, env: NodeJS.ProcessEnv): string {
-  switch (model) {
-    case "haiku":
-    case "sonnet":
-    case "opus":
-      return env[`VVM_MODEL_${model.toUpperCase()}`] || MODEL_ALIASES[model];
-    default:
-      return model;
-  }
+  if (!Object.hasOwn(MODEL_ALIASES, model)) return model;
+  return env[`VVM_MODEL_${model.toUpperCase()}`] || MODEL_ALIASES[model as keyof typeof MODEL_ALIASES];
 }

@@ -8,7 +8,7 @@ import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers
 
 let standin: Standin;
 const sdkLog: string[] = [];
-const provider = () => new AnthropicProvider({ apiKey: "sk-ant-dummy", baseURL: standin.url, env: {}, log: (m) => sdkLog.push(m) });
+const provider = () => new AnthropicProvider({ apiKey: "sk-ant-dummy", baseURL: standin.url, log: (m) => sdkLog.push(m) });
 
 beforeAll(async () => {
   standin = await startStandin();
@@ -58,11 +58,15 @@ describe("agent calls", () => {
   });
 
   it("reports cache reads on a repeated prefix and honours agent max_tokens and env model overrides", async () => {
-    const { rt, acc } = harness(provider(), { env: { VVM_MODEL_HAIKU: "claude-haiku-custom" } });
+    const { rt, acc, trace } = harness(provider(), { env: { VVM_MODEL_HAIKU: "claude-haiku-custom", VVM_MODEL_SONNET: "opus" } });
     const a = agent("w", { model: "haiku", prompt: "A stable prompt.", max_tokens: 300 });
     await rt.call(callReq(a, "one", null));
     await rt.call(callReq(a, "two", null));
     expect(standin.requests[0].body.model).toBe("claude-haiku-custom");
+    // an override is a model id used as written, never resolved a second time; the trace names what was sent
+    await rt.call(callReq(agent("s", { model: "sonnet" }), "three", null));
+    expect(standin.requests[2].body.model).toBe("opus");
+    expect(trace.events.filter((e) => e.type === "call").map((e) => e.model)).toEqual(["claude-haiku-custom", "claude-haiku-custom", "opus"]);
     expect(standin.requests[0].body.max_tokens).toBe(300);
     expect(acc.cacheReadTokens).toBeGreaterThan(0);
   });
@@ -157,7 +161,7 @@ describe("error values", () => {
   });
 
   it("an unreachable base URL is spawn_failed", async () => {
-    const dead = new AnthropicProvider({ apiKey: "k", baseURL: "http://127.0.0.1:9", env: {}, log: () => {} });
+    const dead = new AnthropicProvider({ apiKey: "k", baseURL: "http://127.0.0.1:9", log: () => {} });
     const { rt } = harness(dead);
     const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { retry: 1 })))!;
     expect(e.kind).toBe("spawn_failed");
