@@ -1,6 +1,12 @@
 // Durations as the spec writes them: "500ms", "30s", "5m", "1h" (a bare number means seconds).
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/** A duration option value in milliseconds: a duration string or a bare number of seconds; null unless positive. */
+export function durationMs(v: string | number): number | null {
+  const ms = typeof v === "string" ? parseDuration(v) : Number.isFinite(v) ? Math.round(v * 1000) : null;
+  return ms !== null && ms > 0 ? ms : null;
+}
+
 /** Milliseconds, or null when the text is not a duration. */
 export function parseDuration(text: string): number | null {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);

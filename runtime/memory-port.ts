@@ -1,7 +1,9 @@
 // The boundary between the call layer and the memory store (runtime/memory/).
 import type { Site, VObject } from "./values.ts";
 
-export type MemoryMode = "continue" | "dry_run" | "fresh";
+export const MEMORY_MODES = ["continue", "dry_run", "fresh"] as const;
+export type MemoryMode = (typeof MEMORY_MODES)[number];
+export const MEMORY_SCOPES = ["project", "user", "path"] as const;
 
 /** Who is writing, for ledger provenance. Never includes raw inputs or outputs. */
 export interface MemoryProvenance {

@@ -1,10 +1,13 @@
 // Call-site options (`retry=2, backoff="fixed", timeout="45s", name="x", memory_mode="dry_run"`).
 // A bad value is a program mistake: it raises `thrown` at the call site before anything is sent.
-import { parseDuration } from "../duration.ts";
-import type { MemoryMode } from "../memory-port.ts";
+import { durationMs } from "../duration.ts";
+import { MEMORY_MODES, type MemoryMode } from "../memory-port.ts";
 import { thrown, typeName, type Site, type Value } from "../values.ts";
 
-export type Backoff = "fixed" | "exponential";
+/** Portable agent-call options (LANGUAGE.md §4); the validator warns W050 about any other. */
+export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode"] as const;
+export const BACKOFFS = ["fixed", "exponential"] as const;
+export type Backoff = (typeof BACKOFFS)[number];
 
 export interface CallOptions {
   /** retries after the first attempt */
@@ -28,13 +31,12 @@ export function parseCallOptions(options: Map<string, Value>, site: Site): CallO
         out.retry = v;
         break;
       case "backoff":
-        if (v !== "fixed" && v !== "exponential") throw thrown(`backoff= expects "fixed" or "exponential", got ${show(v)}`, site);
+        if (!isOneOf(BACKOFFS, v)) throw thrown(`backoff= expects "fixed" or "exponential", got ${show(v)}`, site);
         out.backoff = v;
         break;
       case "timeout": {
-        // A bare number means seconds, as in the duration strings.
-        const ms = typeof v === "string" ? parseDuration(v) : typeof v === "number" && Number.isFinite(v) ? Math.round(v * 1000) : null;
-        if (ms === null || ms <= 0) throw thrown(`timeout= expects a duration such as "30s" or "5m", got ${show(v)}`, site);
+        const ms = typeof v === "string" || typeof v === "number" ? durationMs(v) : null;
+        if (ms === null) throw thrown(`timeout= expects a duration such as "30s" or "5m", got ${show(v)}`, site);
         out.timeoutMs = ms;
         break;
       }
@@ -56,8 +58,12 @@ export function parseCallOptions(options: Map<string, Value>, site: Site): CallO
 /** Checked only when the agent has memory: without memory the option is ignored (the validator warns). */
 export function checkMemoryMode(v: Value, site: Site): MemoryMode {
   if (v === null) return "continue";
-  if (v === "continue" || v === "dry_run" || v === "fresh") return v;
+  if (isOneOf(MEMORY_MODES, v)) return v;
   throw thrown(`memory_mode= expects "continue", "dry_run" or "fresh", got ${show(v)}`, site);
+}
+
+function isOneOf<T extends string>(list: readonly T[], v: Value): v is T {
+  return typeof v === "string" && (list as readonly string[]).includes(v);
 }
 
 function show(v: Value): string {

@@ -4,9 +4,14 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import path from "node:path";
+import { MEMORY_SCOPES } from "../memory-port.ts";
 import type { Value } from "../values.ts";
 
-export type MemoryScope = "project" | "user" | "path";
+type MemoryScope = (typeof MEMORY_SCOPES)[number];
+
+function isScope(v: Value | undefined): v is MemoryScope {
+  return typeof v === "string" && (MEMORY_SCOPES as readonly string[]).includes(v);
+}
 
 export interface MemoryLocation {
   scope: MemoryScope;
@@ -103,7 +108,7 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
     }
   }
   const scope = memory.get("scope");
-  if (scope !== "project" && scope !== "user" && scope !== "path") {
+  if (!isScope(scope)) {
     throw new BindingError(`memory.scope must be "project", "user" or "path", got ${describe(scope)}`);
   }
   const rawKey = memory.get("key");

@@ -1,17 +1,18 @@
 // Static checks on agent configuration (declarations, `.with(...)`, inline agents) and agent-call options.
 import type { Expr, KwArg, ObjectLit } from "../ast.ts";
-import { parseDuration } from "../../runtime/duration.ts";
+import { durationMs, parseDuration } from "../../runtime/duration.ts";
+import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/calls/options.ts";
+import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";
 import { isLambda } from "./scopes.ts";
 
 /** Portable agent configuration keys (LANGUAGE.md §3); others warn W020 and pass through. */
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
 
-/** Portable agent-call options (LANGUAGE.md §4); others warn W050 and are ignored. */
-export const CALL_OPTIONS: ReadonlySet<string> = new Set(["retry", "backoff", "timeout", "name", "memory_mode"]);
-
-export const MEMORY_MODES: ReadonlySet<string> = new Set(["continue", "dry_run", "fresh"]);
-export const MEMORY_SCOPES: ReadonlySet<string> = new Set(["project", "user", "path"]);
-const BACKOFFS: ReadonlySet<string> = new Set(["fixed", "exponential"]);
+/** Portable agent-call options (LANGUAGE.md §4); others warn W050 and are ignored. The runtime owns the lists. */
+export const CALL_OPTIONS: ReadonlySet<string> = new Set(CALL_OPTION_LIST);
+const MEMORY_MODES: ReadonlySet<string> = new Set(MEMORY_MODE_LIST);
+const MEMORY_SCOPES: ReadonlySet<string> = new Set(MEMORY_SCOPE_LIST);
+const BACKOFFS: ReadonlySet<string> = new Set(BACKOFF_LIST);
 
 /** Helper constructors allowed in an agent declaration: pure functions of their (literal) arguments. */
 const CONSTRUCTORS: ReadonlySet<string> = new Set(["perm"]);
@@ -178,12 +179,12 @@ export function optionValueProblem(kw: KwArg): string | null {
     case "backoff":
       return s !== null && BACKOFFS.has(s) ? null : `backoff should be "fixed" or "exponential"`;
     case "timeout":
-      if (v.kind === "Number") return v.value > 0 ? null : "timeout should be a positive duration such as \"30s\"";
+      // the runtime's rule (runtime/duration.ts), so a value that passes here also runs
+      if (v.kind === "Number") return durationMs(v.value) !== null ? null : "timeout should be a positive duration such as \"30s\"";
       if (s === null) return "timeout should be a duration such as \"30s\" or \"5m\"";
       {
-        const ms = parseDuration(s);
-        if (ms === null) return `timeout "${s}" is not a duration (use ms, s, m or h, e.g. "30s")`;
-        if (ms <= 0) return "timeout should be longer than zero";
+        if (parseDuration(s) === null) return `timeout "${s}" is not a duration (use ms, s, m or h, e.g. "30s")`;
+        if (durationMs(s) === null) return "timeout should be longer than zero";
       }
       return null;
     case "name":

@@ -167,7 +167,7 @@ class Resolver {
   private checkAgentDecl(s: AgentDecl, ctx: Ctx): void {
     for (const kw of s.kwargs) {
       if (!AGENT_KEYS.has(kw.name)) {
-        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: model, prompt, skills, permissions, memory)`, kw.nameSpan);
+        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
       }
       const computed = computedParts(kw.value, (n) => !this.isUserName(n, ctx));
       for (const c of computed) {
@@ -214,7 +214,7 @@ class Resolver {
   private checkCallSiteConfig(kwargs: KwArg[], kind: "with" | "inline", ctx: Ctx): void {
     for (const kw of kwargs) {
       if (!AGENT_KEYS.has(kw.name)) {
-        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: model, prompt, skills, permissions, memory)`, kw.nameSpan);
+        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
       }
       this.walkExpr(kw.value, ctx);
       this.checkConfigValue(kw, kind);
@@ -440,7 +440,7 @@ class Resolver {
         for (const kw of e.kwargs) {
           this.walkExpr(kw.value, ctx);
           if (!CALL_OPTIONS.has(kw.name)) {
-            this.report("W050", `unknown agent-call option '${kw.name}' is ignored (options: retry, backoff, timeout, name, memory_mode)`, kw.nameSpan);
+            this.report("W050", `unknown agent-call option '${kw.name}' is ignored (options: ${[...CALL_OPTIONS].join(", ")})`, kw.nameSpan);
           } else {
             const problem = optionValueProblem(kw);
             if (problem) this.report("W051", problem, kw.value.span);
