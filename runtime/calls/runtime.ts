@@ -16,6 +16,7 @@ import { makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type 
 import { DEFAULT_MODEL, resolveModel } from "../providers/models.ts";
 import { Accounting } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "./options.ts";
+import { sleep } from "../abort.ts";
 
 export interface RetryTuning {
   /** first backoff wait; fixed backoff waits this long every time */
@@ -312,18 +313,3 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}

@@ -4,6 +4,7 @@ import { Mutex } from "async-mutex";
 import lockfile from "proper-lockfile";
 import { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync } from "node:fs";
 import path from "node:path";
+import { sleep } from "../abort.ts";
 
 export const DEFAULT_STALE_MS = 10_000;
 
@@ -43,18 +44,6 @@ const lockFs = {
 };
 
 const mutexes = new Map<string, { mutex: Mutex; users: number }>();
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
 
 /** Wait for the mutex until `deadline`; a late grant after giving up is released at once. */
 async function acquireMutex(dir: string, deadline: number, signal: AbortSignal): Promise<(() => void) | "timeout" | "aborted"> {

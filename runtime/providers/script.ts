@@ -14,6 +14,7 @@ import {
   type Usage,
 } from "../provider.ts";
 import { SimProvider, ZERO_USAGE } from "./sim.ts";
+import { sleep } from "../abort.ts";
 
 export type CallKind = "agent" | "predicate" | "case" | "require" | "choose";
 const CALL_KINDS: readonly CallKind[] = ["agent", "predicate", "case", "require", "choose"];
@@ -321,18 +322,6 @@ function scriptedError(rule: ScriptRule, a: Extract<ScriptAnswer, { type: "error
 }
 
 /** A delay that ends early when the attempt is aborted (the call layer reports why). */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new ProviderError("timeout", "aborted", true));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ProviderError("timeout", "aborted", true));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms > 0 && !(await sleep(ms, signal))) throw new ProviderError("timeout", "aborted", true);
 }

@@ -6,6 +6,7 @@ import { runProgram } from "../../runtime/interpreter/index.ts";
 import { noTrace } from "../../runtime/trace.ts";
 import { makeError, thrown, toJSON, type Value } from "../../runtime/values.ts";
 import { checkProgram } from "../../src/check.ts";
+import { sleep } from "../../runtime/abort.ts";
 
 export interface FakeScript {
   /** task substring → reply (a value, or a function of the request); first match wins */
@@ -73,22 +74,6 @@ export class FakeAgents implements AgentRuntime {
   calls(): Extract<Recorded, { type: "call" }>[] {
     return this.log.filter((r): r is Extract<Recorded, { type: "call" }> => r.type === "call");
   }
-}
-
-/** Resolves true after `ms`, or false as soon as the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 export interface FakeRun {
