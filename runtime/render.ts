@@ -1,6 +1,6 @@
 // How values appear inside a rendered template (LANGUAGE.md §4): short strings verbatim, everything
 // large or structured as a bounded preview that points to the call's input, refs as `[ref: path]`.
-import { isFunction, isRef, serializeInput, VAgent, type Value } from "./values.ts";
+import { isFunction, isRef, sortedJSON, VAgent, type Value } from "./values.ts";
 
 /** Strings up to this many characters are interpolated as they are. */
 export const SHORT_STRING = 1000;
@@ -41,7 +41,7 @@ export function formatNumber(n: number): string {
 
 function compact(v: Value): string {
   // One line, keys sorted like the input serialization, so the preview matches what the model receives.
-  return JSON.stringify(JSON.parse(serializeInput(v))) ?? "null";
+  return JSON.stringify(sortedJSON(v)) ?? "null";
 }
 
 function clip(s: string): string {

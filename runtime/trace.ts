@@ -7,3 +7,13 @@ export interface TraceSink {
 }
 
 export const noTrace: TraceSink = { enabled: false, emit() {} };
+
+/** `path:line:col`, how events name a place in the program. */
+export function siteText(path: string, span: { line: number; col: number }): string {
+  return `${path}:${span.line}:${span.col}`;
+}
+
+/** Milliseconds with microsecond precision, how events carry durations and times. */
+export function roundMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -194,7 +194,8 @@ export function serializeInput(v: Value): string {
   return JSON.stringify(sortedJSON(v), null, 2) ?? "null";
 }
 
-function sortedJSON(v: Value): unknown {
+/** Plain JSON with object keys in sorted order (the input serialization and its previews). */
+export function sortedJSON(v: Value): unknown {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) return v.map(sortedJSON);
   if (v instanceof Map) {

@@ -11,8 +11,8 @@ import {
   type Provider,
   type Usage,
 } from "../provider.ts";
-import type { TraceSink } from "../trace.ts";
-import { makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
+import { roundMs, siteText, type TraceSink } from "../trace.ts";
+import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel } from "../providers/models.ts";
 import { Accounting } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "./options.ts";
@@ -145,17 +145,17 @@ export class CallRuntime implements AgentRuntime {
     const started = performance.now();
     const request = { kind, model, criterion, input: serializeInput(input), labels };
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
-    const ms = round(performance.now() - started);
+    const ms = roundMs(performance.now() - started);
     this.deps.accounting.finished("judge", outcome.ok);
     if (outcome.ok) {
       const r = outcome.reply;
       const answer = kind === "choose" ? { label: r.label ?? labels![0], uncertain: r.label === null } : { verdict: r.verdict === true, uncertain: r.verdict === null };
-      if (this.deps.trace.enabled) this.deps.trace.emit({ type: "judge", ...base, site: siteText(site), attempts: outcome.attempts, ok: true, ...answer, ms });
+      if (this.deps.trace.enabled) this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: true, ...answer, ms });
       return r;
     }
     const err = outcome.error;
     if (this.deps.trace.enabled) {
-      this.deps.trace.emit({ type: "judge", ...base, site: siteText(site), attempts: outcome.attempts, ok: false, error_kind: err === "cancelled" ? "cancelled" : err.kind, ms });
+      this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: false, error_kind: err === "cancelled" ? "cancelled" : err.kind, ms });
     }
     if (err === "cancelled") throw new VvmRaise(cancelledValue(), site);
     const data = errorData(err, outcome.attempts, model);
@@ -198,12 +198,12 @@ export class CallRuntime implements AgentRuntime {
       const ms = performance.now() - t0;
       accounting.attemptEnded(what, reply?.usage ?? null, ms);
       if (reply !== null) {
-        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: round(ms), ...usageFields(reply.usage) });
+        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage) });
         return { ok: true, reply, attempts: attempt };
       }
       // Which signal fired decides the kind: the caller's (cancelled) wins over our deadline (timeout).
       if (signal.aborted) {
-        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: false, error_kind: "cancelled", ms: round(ms) });
+        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: false, error_kind: "cancelled", ms: roundMs(ms) });
         return { ok: false, error: "cancelled", attempts: attempt };
       }
       let error: ProviderError;
@@ -214,7 +214,7 @@ export class CallRuntime implements AgentRuntime {
       const more = retryable && attempt <= policy.retry;
       const wait = more ? this.backoffMs(policy.backoff, attempt, error.retryAfterMs) : null;
       if (trace.enabled) {
-        trace.emit({ type, ...base, attempt, ok: false, error_kind: error.kind, status: error.status, request_id: error.requestId, message: error.message, ms: round(ms), retry_in_ms: wait === null ? null : round(wait) });
+        trace.emit({ type, ...base, attempt, ok: false, error_kind: error.kind, status: error.status, request_id: error.requestId, message: error.message, ms: roundMs(ms), retry_in_ms: wait === null ? null : roundMs(wait) });
       }
       if (wait === null) return { ok: false, error, attempts: attempt };
       if (!(await sleep(wait, signal))) return { ok: false, error: "cancelled", attempts: attempt };
@@ -230,13 +230,13 @@ export class CallRuntime implements AgentRuntime {
   }
 
   private finishCall(base: Record<string, unknown>, site: Site, value: Value, attempts: number, ms: number): Value {
-    const failed = value instanceof Map && value.get("error") instanceof Map;
+    const failed = isErrorValue(value);
     this.deps.accounting.finished("call", !failed);
     if (this.deps.trace.enabled) {
       const result = failed
-        ? { ok: false, error_kind: ((value as VObject).get("error") as VObject).get("kind") }
+        ? { ok: false, error_kind: errorKind(value) }
         : { ok: true, reply_chars: typeof value === "string" ? value.length : null };
-      this.deps.trace.emit({ type: "call", ...base, site: siteText(site), attempts, ...result, ms: round(ms) });
+      this.deps.trace.emit({ type: "call", ...base, site: siteText(site.path, site.span), attempts, ...result, ms: roundMs(ms) });
     }
     return value;
   }
@@ -279,13 +279,6 @@ function usageFields(u: Usage) {
   return { tokens_in: u.inputTokens, tokens_out: u.outputTokens, cache_read: u.cacheReadTokens, cache_write: u.cacheWriteTokens };
 }
 
-function siteText(site: Site): string {
-  return `${site.path}:${site.span.line}:${site.span.col}`;
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
-}
 
 function formatMs(ms: number): string {
   return ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;

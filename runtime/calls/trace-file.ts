@@ -1,7 +1,7 @@
 // `--trace FILE`: one JSON object per line. Buffered and written synchronously in 64 KiB batches, so
 // emitting stays cheap inside hot loops and a crash loses at most the unflushed tail.
 import { closeSync, openSync, writeSync } from "node:fs";
-import type { TraceEvent, TraceSink } from "../trace.ts";
+import { roundMs, type TraceEvent, type TraceSink } from "../trace.ts";
 
 const FLUSH_BYTES = 64 * 1024;
 
@@ -21,7 +21,7 @@ export class FileTrace implements TraceSink {
   emit(event: Omit<TraceEvent, "t">): void {
     if (this.closed) return;
     // `t`: milliseconds since the run started (the first event carries the wall-clock start).
-    const line = JSON.stringify({ type: event.type, t: Math.round((performance.now() - this.start) * 1000) / 1000, ...event }) + "\n";
+    const line = JSON.stringify({ type: event.type, t: roundMs(performance.now() - this.start), ...event }) + "\n";
     this.buf.push(line);
     this.bytes += line.length;
     if (this.bytes >= FLUSH_BYTES) this.flush();

@@ -20,6 +20,7 @@ import {
   type Value,
   type VFunction,
 } from "../values.ts";
+import { siteText } from "../trace.ts";
 import { deriveAgent, inlineAgent } from "./agents.ts";
 import {
   asRaise,
@@ -644,7 +645,7 @@ export class ModuleCompiler {
   private traced(s: Stmt, cs: CS): CS {
     const trace = this.ctx.trace;
     if (!trace.enabled || cs === NOOP) return cs;
-    const site = `${this.info.path}:${s.span.line}:${s.span.col}`;
+    const site = siteText(this.info.path, s.span);
     const kind = s.kind;
     if (!cs.async) {
       const r = cs.run;
