@@ -35,7 +35,7 @@ export async function run(): Promise<void> {
       messages: [{ role: "user", content: "Continue the shift handoff." }],
     });
   const memoryCall = async (key: string, on = store) => {
-    const s = (await on.open(obj({ scope: "project", key }), "continue", PROV, signal)) as MemorySession;
+    const s = (await on.open(obj({ scope: "project", key }), PROV, signal)) as MemorySession;
     const msg = await sdkCall(s.context);
     const text = msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     return s.complete(text);

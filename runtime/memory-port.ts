@@ -1,5 +1,5 @@
 // The boundary between the call layer and the memory store (runtime/memory/).
-import type { Site, VObject } from "./values.ts";
+import type { Site, Value, VObject } from "./values.ts";
 
 export const MEMORY_MODES = ["continue", "dry_run", "fresh"] as const;
 export type MemoryMode = (typeof MEMORY_MODES)[number];
@@ -32,5 +32,5 @@ export interface MemoryPort {
    * Resolves to a session, or to an error value (`locked`, or `rejected` for a bad binding)
    * that the call returns without calling the model.
    */
-  open(memory: VObject, mode: MemoryMode, provenance: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject>;
+  open(memory: Value, provenance: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject>;
 }

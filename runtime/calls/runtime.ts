@@ -81,11 +81,12 @@ export class CallRuntime implements AgentRuntime {
 
     const memoryConfig = cfg.get("memory");
     let session: MemorySession | null = null;
-    if (memoryConfig instanceof Map) {
+    // Any memory value but unit goes to the store, which refuses a malformed one with error(kind="rejected").
+    if (memoryConfig !== undefined && memoryConfig !== null) {
       const mode = checkMemoryMode(opts.memoryMode, site);
       if (signal.aborted) return this.finishCall(base, site, cancelledValue(), 0, 0);
       if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0);
-      const opened = await this.deps.memory.open(memoryConfig, mode, { site, agentName: agent.name, model, mode }, signal);
+      const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal);
       // An error value from the store (e.g. locked) is the call's result: the model is never called.
       if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0);
       session = opened;

@@ -407,10 +407,11 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   });
 
   return {
-    async open(memory: VObject, mode: MemoryMode, prov: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject> {
+    async open(memory: Value, prov: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject> {
+      const { mode } = prov;
       let loc: MemoryLocation;
       try {
-        loc = resolveBinding(memory as Value, opts.entryDir, opts.homeDir);
+        loc = resolveBinding(memory, opts.entryDir, opts.homeDir);
       } catch (err) {
         if (err instanceof BindingError) return makeError("rejected", `invalid memory binding on agent ${prov.agentName}: ${err.message}`);
         throw err;

@@ -1,6 +1,6 @@
 // The call layer on its own: options, retry policy, backoff, timeouts, cancellation, memory sessions, traces.
 import { describe, expect, it } from "vitest";
-import type { MemoryMode, MemoryPort, MemorySession } from "../../runtime/memory-port.ts";
+import type { MemoryPort, MemorySession } from "../../runtime/memory-port.ts";
 import { parseScript, ScriptProvider } from "../../runtime/providers/script.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { makeError, VvmRaise, type Value } from "../../runtime/values.ts";
@@ -153,8 +153,8 @@ describe("memory sessions", () => {
   function fakeMemory(opened: MemorySession | ReturnType<typeof makeError>) {
     const log: string[] = [];
     const port: MemoryPort = {
-      async open(_m, mode: MemoryMode, prov) {
-        log.push(`open ${mode} ${prov.agentName}`);
+      async open(_m, prov) {
+        log.push(`open ${prov.mode} ${prov.agentName}`);
         return opened;
       },
     };

@@ -41,7 +41,7 @@ export function patchReply(patch: unknown, text = "Visible answer."): string {
 }
 
 export async function session(store: ReturnType<typeof makeStore>["store"], key: string, mode: MemoryMode = "continue"): Promise<MemorySession> {
-  const s = await store.open(binding(key), mode, prov(mode), new AbortController().signal);
+  const s = await store.open(binding(key), prov(mode), new AbortController().signal);
   if (s instanceof Map && isErrorValue(s)) throw new Error(`open failed: ${JSON.stringify([...(s.get("error") as Map<string, unknown>)])}`);
   return s as MemorySession;
 }

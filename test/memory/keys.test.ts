@@ -96,7 +96,7 @@ describe("bindings", () => {
       const t = await tempDir();
       cleanup = t.cleanup;
       const { store } = makeStore(t.dir);
-      const r = await store.open(obj({ scope: "galaxy", key: "a" }), "continue", prov(), new AbortController().signal);
+      const r = await store.open(obj({ scope: "galaxy", key: "a" }), prov(), new AbortController().signal);
       expect(errorOf(r)?.kind).toBe("rejected");
       expect(errorOf(r)?.message).toMatch(/invalid memory binding on agent helper: memory.scope must be/);
     });
@@ -111,7 +111,7 @@ describe("bindings", () => {
       const loc = resolveBinding(obj({ scope: "project", key: "evil" }), t.dir, t.dir);
       await expect(verifyContainment(loc)).rejects.toThrow(/outside/);
       const { store } = makeStore(t.dir);
-      const r = await store.open(binding("evil"), "continue", prov(), new AbortController().signal);
+      const r = await store.open(binding("evil"), prov(), new AbortController().signal);
       expect(errorOf(r)?.kind).toBe("rejected");
       expect(errorOf(r)?.message).toMatch(/symbolic link/);
     });

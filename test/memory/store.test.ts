@@ -451,13 +451,13 @@ describe("locking", () => {
     const b = makeStore(dir, { lockTimeoutMs: 150 });
     const held = await session(a.store, "k");
     const t0 = Date.now();
-    const r = await b.store.open(binding("k"), "continue", prov(), new AbortController().signal);
+    const r = await b.store.open(binding("k"), prov(), new AbortController().signal);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
     expect(errorOf(r)).toEqual({ kind: "locked", message: expect.stringMatching(/memory project:"k" is in use by another call or process; gave up after waiting 150 ms/) });
-    const rd = await b.store.open(binding("k"), "dry_run", prov("dry_run"), new AbortController().signal);
+    const rd = await b.store.open(binding("k"), prov("dry_run"), new AbortController().signal);
     expect(errorOf(rd)?.kind).toBe("locked");
     await held.complete("done");
-    const ok = (await b.store.open(binding("k"), "continue", prov(), new AbortController().signal)) as MemorySession;
+    const ok = (await b.store.open(binding("k"), prov(), new AbortController().signal)) as MemorySession;
     expect(ok.context).not.toBeNull();
     await ok.release();
   });
@@ -466,7 +466,7 @@ describe("locking", () => {
     const { store } = makeStore(dir, { lockTimeoutMs: 10_000 });
     const held = await session(store, "k");
     const ac = new AbortController();
-    const p = store.open(binding("k"), "continue", prov(), ac.signal);
+    const p = store.open(binding("k"), prov(), ac.signal);
     setTimeout(() => ac.abort(), 50);
     expect(errorOf(await p)?.message).toMatch(/interrupted while waiting/);
     await held.release();
@@ -536,7 +536,7 @@ describe("layout", () => {
       [binding("u", "user"), path.join(dir, "home", ".vvm", "memory", escapeKey("u"))],
       [binding("p", "path", "mem/store"), path.join(dir, "mem", "store", escapeKey("p"))],
     ] as const) {
-      const s = (await store.open(m, "continue", prov(), new AbortController().signal)) as MemorySession;
+      const s = (await store.open(m, prov(), new AbortController().signal)) as MemorySession;
       await s.complete(patchReply({ digest: "here" }));
       expect(await readFile(path.join(where, "digest.md"), "utf8")).toBe("here");
     }
