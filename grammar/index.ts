@@ -19,10 +19,7 @@ import {
   UnterminatedTripleString,
 } from "./tokens.ts";
 
-export { MAX_NESTING } from "./layout.ts";
-
 const UNTERMINATED: ReadonlySet<TokenType> = new Set([UnterminatedString, UnterminatedTripleString, UnterminatedTemplate]);
-export { RESERVED_WORDS } from "./tokens.ts";
 
 export interface ParseResult {
   program: Program | null;
@@ -135,14 +132,13 @@ function parseUnsafe(source: string, path: string): ParseResult {
   let syntaxErrors = 0;
   while (from < stream.length) {
     parser.input = from === 0 ? stream : stream.slice(from);
-    const parsed = parser.program();
-    // On a syntax error the rule aborts; its complete top-level statements are still in `parsed.body`.
+    parser.program();
+    // On a syntax error the rule aborts; its complete top-level statements are still in `parser.collected`.
     // (a loop, not push(...spread): a spread of a million statements overflows the call stack)
     for (const s of parser.collected) body.push(s);
     parser.collected = [];
     parser.pendingLambdas = [];
     parser.lambdaDepth = 0;
-    void parsed;
     const err = parser.errors[0];
     if (err === undefined) break;
     syntaxErrors++;

@@ -1,6 +1,6 @@
 // The Chevrotain parser (embedded actions: the rules build the typed AST directly; see spec/grammar.md).
 // One instance is built at module load and reused: `parser.input = tokens`, then invoke a rule.
-import type { IOrAlt, IToken, TokenType } from "chevrotain";
+import type { IOrAlt, IToken } from "chevrotain";
 import { EmbeddedActionsParser } from "./chevrotain.ts";
 import type {
   AgentCall,
@@ -27,6 +27,7 @@ import { errorMessageProvider } from "./messages.ts";
 import { decodeString, parseTemplate } from "./literals.ts";
 import {
   allTokens,
+  CLOSERS,
   BinaryOp as BinaryOpTok,
   At,
   Colon,
@@ -145,10 +146,6 @@ export class VvmParser extends EmbeddedActionsParser {
   constructor(validate = false) {
     super(allTokens, { maxLookahead: 1, errorMessageProvider, recoveryEnabled: false, skipValidations: !validate });
     this.performSelfAnalysis();
-  }
-
-  private isCloser(t: TokenType): boolean {
-    return t === RParen || t === RBrace || t === RBracket;
   }
 
   private report(code: "E001" | "E010" | "E050", message: string, span: Span): void {
@@ -681,7 +678,7 @@ export class VvmParser extends EmbeddedActionsParser {
     this.OPTION(() => {
       list.push(this.SUBRULE(this.kwarg));
       this.MANY({
-        GATE: () => !this.isCloser(this.LA(2).tokenType),
+        GATE: () => !CLOSERS.has(this.LA(2).tokenType),
         DEF: () => {
           this.CONSUME(Comma);
           list.push(this.SUBRULE2(this.kwarg));

@@ -51,17 +51,8 @@ export class VAgent {
   ) {}
 }
 
-export function isObject(v: Value): v is VObject {
-  return v instanceof Map;
-}
-export function isList(v: Value): v is Value[] {
-  return Array.isArray(v);
-}
 export function isFunction(v: Value): v is VFunction {
   return typeof v === "object" && v !== null && !(v instanceof Map) && !Array.isArray(v) && (v as VFunction).type === "function";
-}
-export function isAgent(v: Value): v is VAgent {
-  return v instanceof VAgent;
 }
 
 /** An error value is any object whose `error` field is itself an object (`{ error: "text" }` is not). */

@@ -1,10 +1,9 @@
 // `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
 // all diagnostics (LANGUAGE.md §13). Never throws for a user's mistake; spec/diagnostics.md lists every code.
-import path from "node:path";
 import type { AgentDecl, Program } from "./ast.ts";
 import { diagnostic, sortDiagnostics, type Diagnostic } from "./diagnostics.ts";
 import type { CheckResult, ModuleInfo } from "./program.ts";
-import { FILE_START, loadProgram, type LoadedModule } from "./resolve/loader.ts";
+import { displayName, FILE_START, loadProgram, type LoadedModule } from "./resolve/loader.ts";
 import { resolveModule } from "./resolve/resolver.ts";
 import { allDefLocals, moduleNames } from "./resolve/scopes.ts";
 import { SkillRegistry } from "./resolve/skills.ts";
@@ -13,10 +12,7 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
   const loaded = await loadProgram(entryPath);
   const diags: Diagnostic[] = [...loaded.diagnostics];
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
-  const display = (p: string): string => {
-    const rel = path.relative(path.dirname(loaded.entry), p);
-    return rel && !rel.startsWith("..") ? rel : p;
-  };
+  const display = (p: string): string => displayName(p, loaded.entry);
 
   // Imported names must be exported (E090); imported values count as used in their module (W030).
   const externallyUsed = new Map<string, Set<string>>();

@@ -1,6 +1,6 @@
 // Argument binding shared by the builtins: the same rules (and messages) as calls to a user `def`.
 import { isFunction, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
-import { Interrupted } from "../runtime/interpreter/frame.ts";
+import { Interrupted, POLL_MASK } from "../runtime/interpreter/frame.ts";
 
 /**
  * Positional then keyword arguments onto `params`; `required` leading params must be given.
@@ -51,6 +51,6 @@ export function apply(f: VFunction, args: Value[], it: Value, site: Site, env: C
 
 /** Poll for Ctrl-C every 1024 items in long helper loops. */
 export function poll(i: number, env: CallEnv | undefined): void {
-  if ((i & 1023) === 1023 && env?.signal.aborted) throw new Interrupted();
+  if ((i & POLL_MASK) === POLL_MASK && env?.signal.aborted) throw new Interrupted();
 }
 

@@ -44,7 +44,7 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
   const stack: string[] = [];
 
   const load = async (file: string, source: string): Promise<void> => {
-    const parsed = parseSafely(source, file);
+    const parsed = parse(source, file); // never throws: every failure is a diagnostic
     diagnostics.push(...parsed.diagnostics);
     const mod: LoadedModule = {
       path: file,
@@ -72,7 +72,7 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
       const canonical = read ? read.path : target;
       const cycleStart = stack.indexOf(canonical);
       if (cycleStart >= 0) {
-        const names = [...stack.slice(cycleStart), canonical].map((p) => displayName(p, abs));
+        const names = [...stack.slice(cycleStart), canonical].map((p) => displayName(p, first.path));
         diagnostics.push(diagnostic("E090", `import cycle: ${names.join(" → ")}`, file, s.path.span));
         continue;
       }
@@ -88,21 +88,9 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
 }
 
 /** Paths in messages: relative to the entry's directory when inside it. */
-function displayName(p: string, entry: string): string {
+export function displayName(p: string, entry: string): string {
   const rel = path.relative(path.dirname(entry), p);
   return rel && !rel.startsWith("..") ? rel : p;
-}
-
-/** The parser never throws on user input by contract; a stack overflow on absurd nesting still must not escape. */
-function parseSafely(source: string, file: string): { program: Program | null; diagnostics: Diagnostic[] } {
-  try {
-    return parse(source, file);
-  } catch (err) {
-    if (err instanceof RangeError) {
-      return { program: null, diagnostics: [diagnostic("E001", "program is nested too deeply to parse", file, FILE_START)] };
-    }
-    throw err;
-  }
 }
 
 export { FILE_START };
