@@ -71,12 +71,12 @@ export class Progress {
     private readonly acc: Accounting,
     private readonly write: (s: string) => void,
   ) {
-    acc.onChange = () => this.draw(false);
+    acc.onChange = () => this.draw();
   }
 
-  draw(force: boolean): void {
+  private draw(): void {
     const now = Date.now();
-    if (!force && now - this.last < 100) return;
+    if (now - this.last < 100) return;
     this.last = now;
     const a = this.acc;
     this.shown = true;

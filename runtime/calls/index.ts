@@ -6,7 +6,8 @@ import pc from "picocolors";
 import type { RunFlags } from "../../src/commands/run.ts";
 import { UsageError, useColor, type CliIO } from "../../src/io.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
-import type { MemoryPort } from "../memory-port.ts";
+// type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
+import type { MemoryStore, MemoryStoreOptions } from "../memory/index.ts";
 import type { Provider } from "../provider.ts";
 import { noTrace, type TraceSink } from "../trace.ts";
 import { resolveModel } from "../providers/models.ts";
@@ -149,9 +150,8 @@ async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
 
 // The SDK, YAML and secretlint cost hundreds of milliseconds to load: programs that never use them
 // (most runs under sim, every run without memory) should not pay for them at start-up.
-type MemoryStoreOptions = Parameters<typeof import("../memory/index.ts").createMemoryStore>[0];
-function lazyMemoryStore(opts: MemoryStoreOptions): MemoryPort & { close(): Promise<void> } {
-  let store: Promise<MemoryPort & { close(): Promise<void> }> | null = null;
+function lazyMemoryStore(opts: MemoryStoreOptions): MemoryStore {
+  let store: Promise<MemoryStore> | null = null;
   const get = () => (store ??= import("../memory/index.ts").then((m) => m.createMemoryStore(opts)));
   return {
     open: async (...args) => (await get()).open(...args),

@@ -172,8 +172,7 @@ function textOf(blocks: ContentBlock[]): string {
 }
 
 /** SDK failures → the error kinds of LANGUAGE.md §4 (see spec/agent-calls.md for the table). */
-export function toProviderError(err: unknown): ProviderError {
-  if (err instanceof ProviderError) return err;
+function toProviderError(err: unknown): ProviderError {
   if (err instanceof Anthropic.APIUserAbortError) {
     // The call layer tells a timeout from a cancellation by which signal fired; this is only a fallback.
     return new ProviderError("timeout", "the request was aborted", true);

@@ -29,7 +29,6 @@ export type ScriptAnswer =
 export interface ScriptRule {
   /** 1-based position in the file, for messages and traces */
   index: number;
-  line: number;
   kinds: ReadonlySet<CallKind>;
   agent: string | null;
   name: string | null;
@@ -90,16 +89,15 @@ export function parseScript(text: string, displayName: string): ScriptRule[] {
   if (!isSeq(root)) {
     throw new ScriptError(`${at(root)}: a script is a list of rules, or an object with a "rules" list`);
   }
-  return root.items.map((item, i) => parseRule(item as YamlNode, i + 1, at, lc));
+  return root.items.map((item, i) => parseRule(item as YamlNode, i + 1, at));
 }
 
 function scalarKey(pair: Pair): string {
   return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
 
-function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string, lc: LineCounter): ScriptRule {
+function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptRule {
   if (!isMap(node)) throw new ScriptError(`${at(node)}: rule ${index}: a rule is an object such as { kind: agent, reply: "..." }`);
-  const line = node.range ? lc.linePos(node.range[0]).line : 0;
   const fields = new Map<string, Pair>();
   for (const pair of node.items) {
     const key = scalarKey(pair);
@@ -192,7 +190,7 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
   const input = str("input");
 
   let delayMs = 0;
-  const delayText = fields.has("delay") ? str("delay") : null;
+  const delayText = str("delay");
   if (delayText !== null) {
     const ms = parseDuration(delayText);
     if (ms === null) fail("delay", `expected a duration such as "200ms" or "2s", got ${JSON.stringify(delayText)}`);
@@ -219,7 +217,7 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
     }
     usage = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadTokens: u.cache_read_tokens, cacheWriteTokens: u.cache_write_tokens };
   }
-  return { index, line, kinds, agent, name, match, regex, input, answer, delayMs, remaining, usage };
+  return { index, kinds, agent, name, match, regex, input, answer, delayMs, remaining, usage };
 }
 
 function parseErrorAnswer(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptAnswer {
