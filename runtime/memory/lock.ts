@@ -2,7 +2,6 @@
 // has no in-process queue), then proper-lockfile's `lock` directory across processes.
 import { Mutex } from "async-mutex";
 import lockfile from "proper-lockfile";
-import { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync } from "node:fs";
 import path from "node:path";
 import { sleep } from "../abort.ts";
 
@@ -15,33 +14,6 @@ export interface HeldLock {
 }
 
 export type AcquireResult = { ok: true; lock: HeldLock } | { ok: false; reason: "timeout" | "aborted" } | { ok: false; reason: "error"; error: Error };
-
-type Callback = (err: NodeJS.ErrnoException | null, result?: unknown) => void;
-
-/** Run a tiny synchronous fs call, answer on the next tick (callback semantics preserved). */
-function deferred(cb: Callback, f: () => unknown): void {
-  let result: unknown;
-  let error: NodeJS.ErrnoException | null = null;
-  try {
-    result = f();
-  } catch (err) {
-    error = err as NodeJS.ErrnoException;
-  }
-  process.nextTick(() => cb(error, result));
-}
-
-/**
- * The fs proper-lockfile uses: mkdir, stat, utimes, rmdir on one tiny directory, done synchronously
- * (microseconds each) instead of as thread-pool round trips, which cost far more on a busy machine.
- */
-const lockFs = {
-  mkdir: (p: string, cb: Callback) => deferred(cb, () => mkdirSync(p)),
-  stat: (p: string, cb: Callback) => deferred(cb, () => statSync(p)),
-  utimes: (p: string, a: Date, m: Date, cb: Callback) => deferred(cb, () => utimesSync(p, a, m)),
-  rmdir: (p: string, cb: Callback) => deferred(cb, () => rmdirSync(p)),
-  realpath: (p: string, cb: Callback) => deferred(cb, () => realpathSync(p)),
-  rmdirSync: (p: string) => rmdirSync(p),
-};
 
 const mutexes = new Map<string, { mutex: Mutex; users: number }>();
 
@@ -109,7 +81,6 @@ export async function acquire(dir: string, timeoutMs: number, staleMs: number, s
   const lockOptions = {
     lockfilePath: path.join(dir, "lock"),
     realpath: false,
-    fs: lockFs,
     stale: staleMs,
     update: Math.max(1000, Math.floor(staleMs / 4)),
     retries: 0,
@@ -121,7 +92,9 @@ export async function acquire(dir: string, timeoutMs: number, staleMs: number, s
   let wait = 5;
   for (;;) {
     try {
-      const releaseFile = await lockfile.lock(dir, lockOptions);
+      // The sync API: mkdir/stat/utimes/rmdir on one tiny directory take microseconds, far less than
+      // thread-pool round trips on a busy machine; waiting between tries stays asynchronous (below).
+      const releaseFile = lockfile.lockSync(dir, lockOptions);
       let released = false;
       return {
         ok: true,
@@ -131,7 +104,7 @@ export async function acquire(dir: string, timeoutMs: number, staleMs: number, s
             if (released) return;
             released = true;
             try {
-              await releaseFile();
+              releaseFile(); // synchronous, like the lock
             } catch {
               // already compromised or removed with the directory: nothing left to release
             } finally {
