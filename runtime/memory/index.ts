@@ -24,13 +24,13 @@ export interface MemoryStoreOptions {
   staleMs?: number;
   /** file layer; tests substitute one that fails */
   fs?: MemoryFs;
-  /** most ledger bytes read from the end per call (default 1 MiB) */
-  maxScanBytes?: number;
 }
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
 
 export const SCHEMA_VERSION = 1;
+/** Most ledger bytes read from the end per call, however long the ledger grows. */
+const MAX_SCAN_BYTES = 1024 * 1024;
 /** Rough characters per token, for the retained-facts budget. */
 const CHARS_PER_TOKEN = 4;
 const EMPTY_HASH = sha256("");
@@ -60,7 +60,6 @@ function code(err: unknown): string {
 export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const fs = opts.fs ?? nodeFs;
   const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
-  const maxScanBytes = opts.maxScanBytes ?? 1024 * 1024;
   const retainChars = Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN));
   const sessions = new Set<Session>();
   const reported = new Set<string>();
@@ -154,8 +153,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   /** Read everything a call needs; in `continue`, first repair what a crash or a hand edit left behind. */
   async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
     const p = paths(loc);
-    // independent reads in parallel: each is a thread-pool round trip
-    const [digestRaw, meta, scan] = await Promise.all([fs.readFile(p.digest), readMeta(loc), scanTail(fs, p.ledger, retainChars, maxScanBytes, tails)]);
+    const digestRaw = await fs.readFile(p.digest);
+    const meta = await readMeta(loc);
+    const scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
     let raw = digestRaw;
     let parsed = parseDigest(raw);
     let hash = sha256(raw ?? "");
@@ -251,7 +251,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   async function guard(loc: MemoryLocation, lock: HeldLock | null, state: State) {
     const lost = lock?.compromised();
     if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
-    const [dirSize, meta, ledgerSize] = await Promise.all([fs.size(loc.dir), readMeta(loc), fs.size(paths(loc).ledger)]);
+    const dirSize = await fs.size(loc.dir);
+    const meta = await readMeta(loc);
+    const ledgerSize = await fs.size(paths(loc).ledger);
     if (dirSize === null) throw new Refused("the memory directory was removed during the call; patch not applied");
     if ((meta?.generation ?? 0) !== (state.meta?.generation ?? 0)) {
       throw new Refused(`another writer updated this memory during the call (generation ${meta?.generation ?? 0}, expected ${state.meta?.generation ?? 0}); patch not applied`);
@@ -290,8 +292,8 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
 
   /** True (after recording an external_edit entry) when digest.md changed since the call loaded it. */
   async function concurrentEdit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<boolean> {
-    // the re-read and the guard's checks are independent round trips
-    const [raw] = await Promise.all([fs.readFile(paths(loc).digest), guard(loc, lock, state)]);
+    await guard(loc, lock, state);
+    const raw = await fs.readFile(paths(loc).digest);
     const hash = sha256(raw ?? "");
     if (hash === state.hash) return false;
     const before = state.hash;
