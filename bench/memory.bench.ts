@@ -2,11 +2,11 @@
 // validate + secret scan, ledger append + fsync, atomic digest write, meta, unlock) around the same
 // SDK request as 200 raw SDK calls, both against the local Messages API stand-in. (2) 50 calls on a
 // key whose ledger already holds 2,000 entries vs 50 on an empty key: the tail read keeps them equal.
-import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import writeFileAtomic from "write-file-atomic";
+import { nodeFs } from "../runtime/memory/fsio.ts";
 import { createMemoryStore } from "../runtime/memory/index.ts";
 import { escapeKey, sha256 } from "../runtime/memory/keys.ts";
 import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts";
@@ -67,20 +67,17 @@ export async function run(): Promise<void> {
     console.log(`memory calls vs raw SDK calls (200 each): ${(mem / 200).toFixed(2)} ms vs ${(raw / 200).toFixed(2)} ms per call, median ratio ${r1.toFixed(2)}x (target <= 2.5x, aim 1.5x) ${r1 <= 2.5 ? "ok" : "MISSED"}`);
 
     // context for the first ratio: a call that changes the digest waits for an append + fsync
-    // (ledger) and an atomic replace with fsync (digest), whatever the rest of the runtime does
-    const probe = await open(path.join(dir, "fsync-probe"), "a");
+    // (ledger) and an atomic replace with fsync (digest), timed here through the store's own fs layer
     const appends: number[] = [];
     const replaces: number[] = [];
     for (let i = 0; i < 30; i++) {
       let t0 = performance.now();
-      await probe.write("x\n");
-      await probe.sync();
+      await nodeFs.append(path.join(dir, "fsync-probe"), Buffer.from("x\n"));
       appends.push(performance.now() - t0);
       t0 = performance.now();
-      await writeFileAtomic(path.join(dir, "replace-probe"), `x ${i}`, { fsync: true });
+      await nodeFs.writeAtomic(path.join(dir, "replace-probe"), `x ${i}`, true);
       replaces.push(performance.now() - t0);
     }
-    await probe.close();
     console.log(`disk on this machine (context): append+fsync median ${median(appends).toFixed(2)} ms, write-file-atomic replace median ${median(replaces).toFixed(2)} ms`);
 
     // A key with 2,000 ledger entries (written directly, facts shaped like the replies' own) vs a
