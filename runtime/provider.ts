@@ -1,5 +1,6 @@
 // The one small interface every model provider implements (anthropic, sim, script).
 // Providers do a single attempt; retries, timeouts, memory and accounting live in the call layer.
+import type { JudgeKind } from "./agent-runtime.ts";
 
 export interface Usage {
   inputTokens: number;
@@ -35,7 +36,7 @@ export interface ModelReply {
 }
 
 export interface JudgeModelRequest {
-  kind: "predicate" | "case" | "require" | "choose";
+  kind: JudgeKind | "choose";
   model: string;
   criterion: string;
   /** the judged value, serialized */

@@ -129,7 +129,7 @@ export class CallRuntime implements AgentRuntime {
   async choose(req: ChooseRequest): Promise<string> {
     if (req.labels.length === 0) throw thrown("choose needs at least one option", req.site);
     const reply = await this.runJudge("choose", req.criterion, req.input, req.labels, req.site, req.signal);
-    return reply.label !== null && req.labels.includes(reply.label) ? reply.label : req.labels[0];
+    return reply.label ?? req.labels[0];
   }
 
   private async runJudge(
@@ -149,8 +149,10 @@ export class CallRuntime implements AgentRuntime {
     const ms = roundMs(performance.now() - started);
     this.deps.accounting.finished("judge", outcome.ok);
     if (outcome.ok) {
-      const r = outcome.reply;
-      const answer = kind === "choose" ? { label: r.label ?? labels![0], uncertain: r.label === null } : { verdict: r.verdict === true, uncertain: r.verdict === null };
+      // A label outside the options is no answer (uncertain: the first option wins), whichever provider gave it.
+      const label = outcome.reply.label !== null && labels?.includes(outcome.reply.label) ? outcome.reply.label : null;
+      const r = { ...outcome.reply, label };
+      const answer = kind === "choose" ? { label: label ?? labels![0], uncertain: label === null } : { verdict: r.verdict === true, uncertain: r.verdict === null };
       if (this.deps.trace.enabled) this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: true, ...answer, ms });
       return r;
     }

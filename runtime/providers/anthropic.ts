@@ -114,7 +114,7 @@ export class AnthropicProvider implements Provider {
     const answer = msg.content.find((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use" && b.name === tool.name)
       ?.input as Record<string, unknown> | undefined;
     const verdict = !choosing && typeof answer?.verdict === "boolean" ? answer.verdict : null;
-    const label = choosing && typeof answer?.label === "string" && labels.includes(answer.label) ? answer.label : null;
+    const label = choosing && typeof answer?.label === "string" ? answer.label : null;
     return { verdict, label, model: msg.model, usage: msg.usage, requestId: msg.requestId };
   }
 

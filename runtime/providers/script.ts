@@ -16,7 +16,7 @@ import {
 import { SimProvider, ZERO_USAGE } from "./sim.ts";
 import { sleep } from "../abort.ts";
 
-export type CallKind = "agent" | "predicate" | "case" | "require" | "choose";
+export type CallKind = "agent" | JudgeModelRequest["kind"];
 const CALL_KINDS: readonly CallKind[] = ["agent", "predicate", "case", "require", "choose"];
 const JUDGE_KINDS: readonly CallKind[] = ["predicate", "case", "require"];
 
@@ -288,8 +288,8 @@ export class ScriptProvider implements Provider {
       case "verdict":
         return { ...base, verdict: a.verdict, label: null };
       case "label":
-        // A label that is not one of the options is an unusable answer, as from a real model.
-        return { ...base, verdict: null, label: req.labels?.includes(a.label) ? a.label : null };
+        // the call layer treats a label that is not one of the options as no answer, as from a real model
+        return { ...base, verdict: null, label: a.label };
       case "reply":
         throw new Error(`script rule ${rule.index} cannot answer a judge`); // excluded by validation
       default: {

@@ -234,12 +234,18 @@ describe("judges", () => {
 
   it("choose sends an enum of the labels; an answer outside them picks the first", async () => {
     standin.enqueue({ type: "tool", input: { label: "facts" } }, { type: "tool", input: { label: "neither" } }, { type: "no_tool" });
-    const { rt } = harness(provider());
+    const { rt, trace } = harness(provider());
     expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("facts");
     expect(standin.requests[0].body.tools[0].input_schema.properties.label.enum).toEqual(["apology", "facts"]);
     expect(standin.requests[0].body.tool_choice).toEqual({ type: "tool", name: "choose_option" });
     expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("apology");
     expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("apology");
+    // the trace says what was chosen and that the last two were no usable answer
+    expect(trace.events.filter((e) => e.type === "judge").map((e) => [e.label, e.uncertain])).toEqual([
+      ["facts", false],
+      ["apology", true],
+      ["apology", true],
+    ]);
   });
 
   it("a failed judge raises thrown carrying the underlying kind and status, after 3 attempts for transient failures", async () => {
