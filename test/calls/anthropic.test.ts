@@ -4,7 +4,8 @@ import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { startStandin, type Standin } from "../support/standin.ts";
-import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers.ts";
+import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
+import { errorOf } from "../support/errors.ts";
 
 let standin: Standin;
 const sdkLog: string[] = [];

@@ -57,11 +57,3 @@ export function harness(provider: Provider, over: Partial<CallRuntimeDeps> = {})
   return { rt, acc, trace };
 }
 
-/** The error part of an error value, as plain JSON. */
-export function errorOf(v: Value): Record<string, unknown> | null {
-  if (!(v instanceof Map) || !(v.get("error") instanceof Map)) return null;
-  const e = v.get("error") as Map<string, Value>;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of e) out[k] = x instanceof Map ? Object.fromEntries(x) : x;
-  return out;
-}

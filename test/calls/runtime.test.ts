@@ -4,7 +4,8 @@ import type { MemoryPort, MemorySession } from "../../runtime/memory-port.ts";
 import { parseScript, ScriptProvider } from "../../runtime/providers/script.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { makeError, VvmRaise, type Value } from "../../runtime/values.ts";
-import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers.ts";
+import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
+import { errorOf } from "../support/errors.ts";
 
 const script = (yaml: string) => new ScriptProvider(parseScript(yaml, "test.yaml"));
 

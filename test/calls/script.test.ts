@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScript, parseScript, ScriptError, ScriptProvider } from "../../runtime/providers/script.ts";
-import { agent, callReq, chooseReq, errorOf, harness, judgeReq } from "./helpers.ts";
+import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
+import { errorOf } from "../support/errors.ts";
 
 function invalid(text: string): string {
   try {

@@ -64,8 +64,3 @@ export async function digestText(dir: string, key: string): Promise<string | nul
   }
 }
 
-export function errorOf(v: unknown): { kind: string; message: string } | null {
-  if (!(v instanceof Map) || !isErrorValue(v as VObject)) return null;
-  const e = (v as VObject).get("error") as VObject;
-  return { kind: String(e.get("kind")), message: String(e.get("message")) };
-}

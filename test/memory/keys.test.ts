@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { BindingError, escapeKey, resolveBinding, unescapeKey, verifyContainment } from "../../runtime/memory/keys.ts";
 import { obj } from "../../runtime/values.ts";
-import { binding, errorOf, makeStore, prov, tempDir } from "./helpers.ts";
+import { binding, makeStore, prov, tempDir } from "./helpers.ts";
+import { errorOf } from "../support/errors.ts";
 
 const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 

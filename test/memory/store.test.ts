@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { escapeKey } from "../../runtime/memory/keys.ts";
 import type { MemorySession } from "../../runtime/memory-port.ts";
-import { binding, call, digestText, errorOf, ledger, makeStore, memDir, patchReply, prov, session, tempDir } from "./helpers.ts";
+import { binding, call, digestText, ledger, makeStore, memDir, patchReply, prov, session, tempDir } from "./helpers.ts";
+import { errorOf } from "../support/errors.ts";
 
 let dir = "";
 let cleanup: () => Promise<void> = async () => {};
