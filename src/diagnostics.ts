@@ -106,15 +106,22 @@ export function formatDiagnostic(d: Diagnostic, source: string | null, color: bo
 let indexedSource: string | null = null;
 let lineStarts: number[] = [];
 
-function sourceLine(source: string, line: number): string | null {
+/**
+ * Text of a 1-based line, without its line end. Lines end at LF, CRLF or a lone CR, as the parser
+ * counts them, so spans index the same lines here as in the parser.
+ */
+export function sourceLine(source: string, line: number): string | null {
   if (source !== indexedSource) {
     lineStarts = [0];
-    for (let nl = source.indexOf("\n"); nl >= 0; nl = source.indexOf("\n", nl + 1)) lineStarts.push(nl + 1);
+    for (let i = 0; i < source.length; i++) {
+      const c = source.charCodeAt(i);
+      if (c === 13 && source.charCodeAt(i + 1) === 10) i++;
+      if (c === 10 || c === 13) lineStarts.push(i + 1);
+    }
     indexedSource = source;
   }
   if (line < 1 || line > lineStarts.length) return null;
   const start = lineStarts[line - 1]!;
-  let end = source.indexOf("\n", start);
-  if (end < 0) end = source.length;
-  return source.slice(start, end).replace(/\r$/, "");
+  const end = line < lineStarts.length ? lineStarts[line]! : source.length;
+  return source.slice(start, end).replace(/\r?\n$|\r$/, "");
 }

@@ -3,6 +3,7 @@ import type { ExportStmt, Span, Stmt } from "../../src/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
 import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
+import { sourceLine } from "../../src/diagnostics.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { asRaise, Interrupted, type Frame } from "./frame.ts";
@@ -149,12 +150,12 @@ class Loader {
   }
 }
 
-/** The text a span covers (1-based line/column, end exclusive). */
-export function sourceText(source: string, span: Span): string {
-  const lines = source.split(/\r?\n/);
-  if (span.line === span.endLine) return (lines[span.line - 1] ?? "").slice(span.col - 1, span.endCol - 1);
-  const parts = [(lines[span.line - 1] ?? "").slice(span.col - 1)];
-  for (let l = span.line + 1; l < span.endLine; l++) parts.push(lines[l - 1] ?? "");
-  parts.push((lines[span.endLine - 1] ?? "").slice(0, span.endCol - 1));
+/** The text a span covers (1-based line/column, end exclusive), on one line. */
+function sourceText(source: string, span: Span): string {
+  const line = (l: number) => sourceLine(source, l) ?? "";
+  if (span.line === span.endLine) return line(span.line).slice(span.col - 1, span.endCol - 1);
+  const parts = [line(span.line).slice(span.col - 1)];
+  for (let l = span.line + 1; l < span.endLine; l++) parts.push(line(l));
+  parts.push(line(span.endLine).slice(0, span.endCol - 1));
   return parts.join("\n").replace(/\s+/g, " ");
 }

@@ -72,4 +72,12 @@ export x
     expect(r.stderr).toContain("the exported values are nested too deeply to print as JSON");
     expect(r.stderr).not.toContain("internal error");
   });
+
+  it("keys an exported expression by its source text whatever the line ends (LF, CRLF, lone CR)", async () => {
+    for (const nl of ["\n", "\r\n", "\r"]) {
+      const file = programFile(["b = [1, 2]", "x = 0", "export len(b)", ""].join(nl));
+      const r = await runCli(["run", file]);
+      expect(JSON.parse(r.stdout)).toEqual({ "len(b)": 2 });
+    }
+  });
 });
