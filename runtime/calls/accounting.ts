@@ -1,6 +1,11 @@
 // Per-run totals for the summary line, and the live progress line on a terminal.
 import type { Usage } from "../provider.ts";
 
+/** Token counts as trace events name them. */
+export function usageFields(u: Usage) {
+  return { tokens_in: u.inputTokens, tokens_out: u.outputTokens, cache_read: u.cacheReadTokens, cache_write: u.cacheWriteTokens };
+}
+
 export class Accounting {
   calls = 0;
   failedCalls = 0;
@@ -46,6 +51,21 @@ export class Accounting {
       if (!ok) this.failedJudges++;
     }
     this.onChange?.();
+  }
+
+  /** The run's totals for the trace's closing `summary` event (same counts as the summary line). */
+  traceFields() {
+    return {
+      calls: this.calls,
+      call_attempts: this.callAttempts,
+      failed_calls: this.failedCalls,
+      judges: this.judges,
+      judge_attempts: this.judgeAttempts,
+      failed_judges: this.failedJudges,
+      // the token fields have the names of Usage, so the totals read as one
+      ...usageFields(this),
+      model_ms: Math.round(this.latencyMs),
+    };
   }
 
   /** One line: calls, judges, tokens in/out, cache reads/writes, total model latency. */

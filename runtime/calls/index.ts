@@ -90,7 +90,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
         await memory.close();
       } finally {
         if (fileTrace) {
-          fileTrace.emit({ type: "summary", ...summaryFields(accounting) });
+          fileTrace.emit({ type: "summary", ...accounting.traceFields() });
           fileTrace.close();
         }
         io.stderr.write(accounting.summary(provider.name) + "\n");
@@ -167,20 +167,4 @@ function envInt(env: NodeJS.ProcessEnv, name: string, min = 1): number | undefin
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`${name}=${raw}: expected a whole number of at least ${min}`);
   return n;
-}
-
-function summaryFields(a: Accounting) {
-  return {
-    calls: a.calls,
-    call_attempts: a.callAttempts,
-    failed_calls: a.failedCalls,
-    judges: a.judges,
-    judge_attempts: a.judgeAttempts,
-    failed_judges: a.failedJudges,
-    tokens_in: a.inputTokens,
-    tokens_out: a.outputTokens,
-    cache_read: a.cacheReadTokens,
-    cache_write: a.cacheWriteTokens,
-    model_ms: Math.round(a.latencyMs),
-  };
 }

@@ -14,7 +14,7 @@ import {
 import { roundMs, siteText, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel } from "../providers/models.ts";
-import { Accounting } from "./accounting.ts";
+import { Accounting, usageFields } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "./options.ts";
 import { sleep } from "../abort.ts";
 
@@ -278,9 +278,6 @@ function cancelledValue(): VObject {
   return makeError("cancelled", "the call was cancelled before it finished");
 }
 
-function usageFields(u: Usage) {
-  return { tokens_in: u.inputTokens, tokens_out: u.outputTokens, cache_read: u.cacheReadTokens, cache_write: u.cacheWriteTokens };
-}
 
 
 function formatMs(ms: number): string {
