@@ -15,7 +15,7 @@ import {
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { allDefLocals, innerBlocks, isLambda, moduleNames, scopeBindings, type Binding } from "./scopes.ts";
 import { isStdlibName } from "./stdlib.ts";
-import { childExprs } from "./walk.ts";
+import { childExprs, placeholderRoots } from "./walk.ts";
 
 /** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */
 export interface ModuleEnv {
@@ -235,8 +235,7 @@ class Resolver {
   }
 
   private isUserName(name: string, ctx: Ctx): boolean {
-    for (let s: Scope | null = ctx.scope; s; s = s.parent) if (s.names.has(name)) return true;
-    return false;
+    return this.findScope(name, ctx) !== null;
   }
 
   private findScope(name: string, ctx: Ctx): Scope | null {
@@ -245,14 +244,12 @@ class Resolver {
   }
 
   private checkTemplate(t: Template, ctx: Ctx): void {
-    for (const p of t.parts) {
-      if (p.kind !== "path" || p.names.length === 0) continue;
-      const name = p.names[0];
+    for (const { name, span } of placeholderRoots(t)) {
       // `{it}` is the parser's business (reserved word); an unbound placeholder at render time is a run-time error.
       if (name === "it") continue;
       if (!this.useName(name, ctx) && !isStdlibName(name)) {
         const where = ctx.inDef ? "a parameter, local, enclosing function's local or module-level name" : "a name assigned in this module, an import or a function";
-        this.report("E051", `unknown placeholder name '${name}' (not ${where})`, p.span);
+        this.report("E051", `unknown placeholder name '${name}' (not ${where})`, span);
       }
     }
   }
@@ -549,9 +546,7 @@ function namesIn(e: Expr): { name: string; span: Span }[] {
   while (stack.length > 0) {
     const x = stack.pop()!;
     if (x.kind === "Name") out.push({ name: x.name, span: x.span });
-    if (x.kind === "TemplateExpr") {
-      for (const p of x.template.parts) if (p.kind === "path" && p.names.length > 0) out.push({ name: p.names[0], span: p.span });
-    }
+    if (x.kind === "TemplateExpr") out.push(...placeholderRoots(x.template));
     stack.push(...childExprs(x));
   }
   return out;

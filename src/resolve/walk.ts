@@ -1,5 +1,5 @@
 // Generic traversal helpers over expressions and templates.
-import type { Expr, Stmt, Template } from "../ast.ts";
+import type { Expr, Span, Stmt, Template } from "../ast.ts";
 
 const LEAF: readonly Expr[] = Object.freeze([]) as readonly Expr[];
 
@@ -56,10 +56,10 @@ export function ownTemplates(e: Expr): Template[] {
   }
 }
 
-/** First names of every `{name}` / `{a.b}` placeholder in a template. */
-export function placeholderNames(t: Template): string[] {
-  const out: string[] = [];
-  for (const p of t.parts) if (p.kind === "path" && p.names.length > 0) out.push(p.names[0]!);
+/** The first name of every `{name}` / `{a.b}` placeholder in a template, with the placeholder's span. */
+export function placeholderRoots(t: Template): { name: string; span: Span }[] {
+  const out: { name: string; span: Span }[] = [];
+  for (const p of t.parts) if (p.kind === "path" && p.names.length > 0) out.push({ name: p.names[0]!, span: p.span });
   return out;
 }
 
@@ -70,7 +70,7 @@ export function mentionsAny(e: Expr, names: ReadonlySet<string>): boolean {
     const x = stack.pop()!;
     if (x.kind === "Name" && names.has(x.name)) return true;
     if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent" && names.has(x.agent.name)) return true;
-    for (const t of ownTemplates(x)) if (placeholderNames(t).some((n) => names.has(n))) return true;
+    for (const t of ownTemplates(x)) if (placeholderRoots(t).some((p) => names.has(p.name))) return true;
     stack.push(...childExprs(x));
   }
   return false;
