@@ -27,7 +27,7 @@ export interface ParseResult {
 }
 
 /** Reporting stops after this many lexical errors, syntax errors, or diagnostics of any one code. */
-export const MAX_ERRORS = 50;
+const MAX_ERRORS = 50;
 
 const parser = new VvmParser();
 

@@ -5,7 +5,7 @@ import { isFunction, isRef, sortedJSON, VAgent, type Value } from "./values.ts";
 /** Strings up to this many characters are interpolated as they are. */
 export const SHORT_STRING = 1000;
 /** Longest preview of a long string, list or object. */
-export const PREVIEW_CHARS = 200;
+const PREVIEW_CHARS = 200;
 
 export function interpolate(v: Value): string {
   if (v === null) return "()";
@@ -35,7 +35,7 @@ export function interpolate(v: Value): string {
 }
 
 /** Numbers print in their shortest form: 3, 2.5, 1e+21. */
-export function formatNumber(n: number): string {
+function formatNumber(n: number): string {
   return Object.is(n, -0) ? "0" : String(n);
 }
 

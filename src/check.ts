@@ -81,7 +81,7 @@ function info(m: LoadedModule, program: Program, locals: ModuleInfo["locals"], n
 }
 
 /** Names a module exports: `export x`, `export @a`, and the keys of `export pack(a, k=v)` (dialect). */
-export function exportsOf(program: Program): { values: Set<string>; agents: Set<string> } {
+function exportsOf(program: Program): { values: Set<string>; agents: Set<string> } {
   const values = new Set<string>();
   const agents = new Set<string>();
   for (const s of program.body) {

@@ -29,9 +29,9 @@ export interface RetryTuning {
 
 export const DEFAULT_RETRY_TUNING: RetryTuning = { baseMs: 1000, maxMs: 30_000, maxRetryAfterMs: 5 * 60_000 };
 /** An attempt without timeout= is bounded like the SDK's default request timeout. */
-export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
 /** Judges have no call options: transient failures get 2 retries, each attempt at most 2 minutes. */
-export const JUDGE_POLICY = { retry: 2, backoff: "exponential" as Backoff, timeoutMs: 2 * 60_000 };
+const JUDGE_POLICY = { retry: 2, backoff: "exponential" as Backoff, timeoutMs: 2 * 60_000 };
 
 export interface CallRuntimeDeps {
   provider: Provider;

@@ -28,7 +28,7 @@ export interface MemoryStoreOptions {
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
 
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 /** Most ledger bytes read from the end per call, however long the ledger grows. */
 const MAX_SCAN_BYTES = 1024 * 1024;
 /** Rough characters per token, for the retained-facts budget. */

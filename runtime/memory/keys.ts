@@ -29,7 +29,7 @@ const PREFIX = "k-";
 const MAX_BODY = 160;
 const HASH_MARK = "_h";
 /** Longest accepted key, in UTF-8 bytes. */
-export const MAX_KEY_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 
 const PLAIN = /^[a-z0-9-]$/;
 

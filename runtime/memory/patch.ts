@@ -6,7 +6,7 @@ export const DEFAULT_DIGEST_LIMIT = 12_000;
 export const MAX_RETAIN_ITEMS = 20;
 export const MAX_RETAIN_CHARS = 500;
 /** A front-matter `digest_limit` may lower or raise the default, never beyond this. */
-export const MAX_DIGEST_LIMIT = 100_000;
+const MAX_DIGEST_LIMIT = 100_000;
 
 export interface Extracted {
   /** the reply with every vvm-memory block removed */

@@ -5,7 +5,7 @@ import type { JudgeModelReply, JudgeModelRequest, ModelReply, ModelRequest, Prov
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
 
 /** `[sim:<agent>] <first non-blank line of the task>` */
-export function simReplyText(agentName: string, task: string): string {
+function simReplyText(agentName: string, task: string): string {
   const line = task.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
   return `[sim:${agentName}] ${line}`.trimEnd();
 }

@@ -43,7 +43,7 @@ export function childExprs(e: Expr): readonly Expr[] {
 }
 
 /** Templates directly held by `e` (not by its sub-expressions). */
-export function ownTemplates(e: Expr): Template[] {
+function ownTemplates(e: Expr): Template[] {
   switch (e.kind) {
     case "TemplateExpr":
       return [e.template];
