@@ -175,7 +175,7 @@ describe("error values", () => {
     const t0 = performance.now();
     const out = await rt.call(callReq(agent("a"), "t", null, { timeout: "200ms", retry: 1 }));
     expect(out).toBe("second try");
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(performance.now() - t0).toBeLessThan(4000);
     await expect.poll(() => standin.abandoned).toBe(1);
     standin.setHandler(() => ({ type: "hang" }));
     const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { timeout: "150ms" })))!;
@@ -191,7 +191,7 @@ describe("error values", () => {
     const t0 = performance.now();
     const out = await rt.call(callReq(agent("a"), "t", null, { retry: 3 }, { signal: ac.signal }));
     expect(errorOf(out)!.kind).toBe("cancelled");
-    expect(performance.now() - t0).toBeLessThan(1500);
+    expect(performance.now() - t0).toBeLessThan(3000);
     expect(standin.requests.length).toBe(1);
     await expect.poll(() => standin.abandoned).toBe(1);
   });

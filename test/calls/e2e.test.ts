@@ -288,18 +288,21 @@ describe("conformance through vvm run", () => {
   });
 
   it("pmap runs calls concurrently up to --concurrency, results in input order", async () => {
-    standin.setHandler((req) => ({ type: "text", text: `done ${req.body.messages[0].content[0].text}`, delayMs: 100 }));
+    // later items answer sooner, so finishing order is not input order
+    standin.setHandler((req) => {
+      const text: string = req.body.messages[0].content[0].text;
+      return { type: "text", text: `done ${text}`, delayMs: 200 - 30 * Number(text.split(" ")[1]) };
+    });
     const file = await program(
       "fan.vvm",
       ['agent w(model="haiku")', "def one(i):", "  return @w `item {i}`(i)", "out = pmap(range(6), one)", "export out", ""].join("\n"),
     );
-    const t0 = performance.now();
     const res = await runCli(["run", file, "--concurrency", "3"], { cwd: dir, env: standin.env() });
-    const ms = performance.now() - t0;
     const out = expectCleanRun(res, "fan.vvm");
     expect(out.out).toEqual([0, 1, 2, 3, 4, 5].map((i) => `done item ${i}`));
+    // the server saw exactly three requests at once: concurrent, and never past --concurrency
+    // (wall-clock speed-up is measured in bench/, not asserted here)
     expect(standin.maxInFlight).toBe(3);
-    expect(ms).toBeLessThan(1500);
   });
 
   it("pmap cancels calls still in flight when one raises", async () => {

@@ -114,7 +114,7 @@ rules:
     const e = errorOf(await rt.call(callReq(agent("a"), "t", null, { timeout: "100ms", retry: 1 })))!;
     expect(e.kind).toBe("timeout");
     expect(e.data).toMatchObject({ attempts: 2 });
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(3000);
   });
 
   it("cancellation during a backoff wait ends the call as cancelled", async () => {
@@ -125,7 +125,7 @@ rules:
     const t0 = performance.now();
     const out = await rt.call(callReq(agent("a"), "t", null, { retry: 2 }, { signal: ac.signal }));
     expect(errorOf(out)!.kind).toBe("cancelled");
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(3000);
   });
 
   it("an already-cancelled call makes no attempt; a cancelled judge raises cancelled", async () => {

@@ -93,8 +93,11 @@ describe("processes", () => {
       };
       const per = Math.ceil(ITERATIONS / LANES);
       await Promise.all(Array.from({ length: LANES }, (_, l) => lane(`lane-${l}`, Math.min(per, Math.max(0, ITERATIONS - l * per)))));
-      // no lock outlived the stale time (plus polling and start-up slack)
-      expect(Math.max(...waits)).toBeLessThanOrEqual(STALE_MS + 1000);
+      // Every lock a kill left was reclaimed after about the stale time: a broken reclaim would wait out
+      // the writers' 60 s lock timeout, and proper-lockfile's default stale time is 10 s. The slack above
+      // STALE_MS covers polling and event-loop lag with 16 writers on a loaded 2-core machine (one CI run
+      // measured 3015 ms).
+      expect(Math.max(...waits)).toBeLessThanOrEqual(2 * STALE_MS);
       // one last run in this process repairs whatever the last kill left, without waiting past the stale time
       const { store } = makeStore(dir, { staleMs: STALE_MS, lockTimeoutMs: STALE_MS + 1000 });
       const kinds: Record<string, number> = {};
