@@ -115,6 +115,8 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
   if (typeof rawKey !== "string" || rawKey.length === 0) {
     throw new BindingError(`memory.key must be a non-empty string, got ${describe(rawKey)}`);
   }
+  // a key of only spaces is nearly always an interpolation gone wrong; it would share one memory silently
+  if (rawKey.trim() === "") throw new BindingError(`memory.key is blank (only whitespace)`);
   if (/[\uD800-\uDFFF]/u.test(rawKey)) throw new BindingError(`memory.key contains an unpaired surrogate`);
   const key = rawKey.normalize("NFC");
   if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) {

@@ -78,6 +78,7 @@ describe("bindings", () => {
     [obj({ scope: "team", key: "a" }), /scope must be/],
     [obj({ scope: "project", key: "" }), /non-empty string/],
     [obj({ scope: "project", key: 3 }), /non-empty string/],
+    [obj({ scope: "project", key: " \t " }), /key is blank/],
     [obj({ scope: "project" }), /key must be a non-empty string, got missing/],
     [obj({ scope: "path", key: "a" }), /path must be a non-empty string/],
     [obj({ scope: "project", key: "a", path: "x" }), /only allowed with scope "path"/],
