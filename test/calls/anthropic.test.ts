@@ -1,25 +1,16 @@
 // The anthropic provider through the real SDK against the local Messages API stand-in.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
-import { startStandin, type Standin } from "../support/standin.ts";
+import { useStandin } from "../support/fixtures.ts";
 import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
-let standin: Standin;
+const standin = useStandin();
 const sdkLog: string[] = [];
 const provider = () => new AnthropicProvider({ apiKey: "sk-ant-dummy", baseURL: standin.url, log: (m) => sdkLog.push(m) });
 
-beforeAll(async () => {
-  standin = await startStandin();
-});
-afterAll(async () => {
-  await standin.stop();
-});
-beforeEach(() => {
-  standin.reset();
-});
 
 describe("agent calls", () => {
   it("sends the system prompt and input as separate, cache-marked blocks and returns the text", async () => {

@@ -1,28 +1,16 @@
 // End to end through `vvm run`: every reference example under sim, under a script and against the
 // Messages API stand-in; conformance programs for call options, judges, `.with`, inline agents and `it`.
-import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { cp, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { collect, ROOT, runCli, spawnCli, type CliResult } from "../support/cli.ts";
 import { REFERENCE_EXAMPLES as REFERENCE } from "../support/examples.ts";
-import { defaultHandler, startStandin, type Standin } from "../support/standin.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
+import { defaultHandler } from "../support/standin.ts";
 
-let dir: string;
-let standin: Standin;
-
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "vvm-e2e-calls-"));
-  standin = await startStandin();
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await standin.stop();
-});
-beforeEach(() => {
-  standin.reset();
-});
+const dir = useTempDir("vvm-e2e-calls-");
+const standin = useStandin();
 
 /** A fresh copy of the reference examples (memory writes land beside the program). */
 async function examplesCopy(): Promise<{ root: string; programs: string[] }> {

@@ -1,24 +1,15 @@
 // createModelLayer: provider selection, command-line mistakes, the offline notice, trace file,
 // summary line and live progress.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createModelLayer, type ModelLayerOptions } from "../../runtime/calls/index.ts";
 import { UsageError, type CliIO } from "../../src/io.ts";
-import { startStandin, type Standin } from "../support/standin.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { agent, callReq, judgeReq } from "./helpers.ts";
 
-let dir: string;
-let standin: Standin;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "vvm-layer-"));
-  standin = await startStandin();
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await standin.stop();
-});
+const dir = useTempDir("vvm-layer-");
+const standin = useStandin();
 
 function io(env: NodeJS.ProcessEnv = {}, tty = false) {
   const out = { stdout: "", stderr: "" };

@@ -1,27 +1,15 @@
 // Memory end to end through `vvm run`: the memory examples under a script, the Memory Context reaching
 // the Messages API stand-in, dry_run/fresh writing nothing, pmap over one shared key (serialised, no lost
 // update) and over per-worker keys (parallel), and error(kind="locked") without a model call.
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { cp, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROOT, runCli, type CliResult } from "../support/cli.ts";
-import { startStandin, type Standin } from "../support/standin.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { digestText, ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
 
-let base: string;
-let standin: Standin;
-beforeAll(async () => {
-  base = await mkdtemp(path.join(os.tmpdir(), "vvm-mem-cli-"));
-  standin = await startStandin();
-});
-afterAll(async () => {
-  await standin.stop();
-  await rm(base, { recursive: true, force: true });
-});
-beforeEach(() => {
-  standin.reset();
-});
+const base = useTempDir("vvm-mem-cli-");
+const standin = useStandin();
 
 async function project(files: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(path.join(base, "p-"));
