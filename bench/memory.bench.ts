@@ -8,9 +8,10 @@ import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { nodeFs } from "../runtime/memory/fsio.ts";
 import { createMemoryStore } from "../runtime/memory/index.ts";
-import { escapeKey, sha256 } from "../runtime/memory/keys.ts";
+import { escapeKey } from "../runtime/memory/keys.ts";
 import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts";
 import { obj } from "../runtime/values.ts";
+import { patchLine } from "../test/memory/helpers.ts";
 import { startStandin } from "../test/support/standin.ts";
 import { median } from "./support.ts";
 
@@ -86,12 +87,8 @@ export async function run(): Promise<void> {
     const small100 = createMemoryStore({ entryDir: dir, homeDir: dir, lockTimeoutMs: 60_000, budgetTokens: 100, warn: (m) => process.stderr.write(m + "\n") });
     const bigDir = path.join(dir, ".vvm", "memory", escapeKey("long-history"));
     await mkdir(bigDir, { recursive: true });
-    const empty = sha256("");
-    const lines: string[] = [];
-    for (let i = 1; i <= 2000; i++) {
-      lines.push(JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: i, kind: "patch", retain: [`B bench call ${i} finished`], digest_before: empty, digest_after: empty, provenance: null }));
-    }
-    await writeFile(path.join(bigDir, "ledger.jsonl"), lines.join("\n") + "\n");
+    const lines = Array.from({ length: 2000 }, (_, i) => patchLine(i + 1, [`B bench call ${i + 1} finished`]));
+    await writeFile(path.join(bigDir, "ledger.jsonl"), lines.join(""));
     await time(20, () => memoryCall("long-history", small100));
     await time(20, () => memoryCall("new-key", small100));
     // interleave rounds so drift on a shared machine hits both sides alike

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createMemoryStore, type MemoryStoreOptions } from "../../runtime/memory/index.ts";
-import { escapeKey } from "../../runtime/memory/keys.ts";
+import { escapeKey, sha256 } from "../../runtime/memory/keys.ts";
 import { readAll } from "../../runtime/memory/ledger.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { MemoryMode, MemoryProvenance, MemorySession } from "../../runtime/memory-port.ts";
@@ -50,6 +50,12 @@ export async function session(store: ReturnType<typeof makeStore>["store"], key:
 export async function call(store: ReturnType<typeof makeStore>["store"], key: string, reply: string, mode: MemoryMode = "continue"): Promise<string> {
   const s = await session(store, key, mode);
   return s.complete(reply);
+}
+
+/** One `patch` ledger line (with its newline) that leaves an empty digest empty: for ledgers written directly. */
+export function patchLine(seq: number, retain: string[]): string {
+  const empty = sha256("");
+  return JSON.stringify({ v: 1, ts: "t", seq, kind: "patch", retain, digest_before: empty, digest_after: empty, provenance: null }) + "\n";
 }
 
 export async function ledger(dir: string, key: string) {

@@ -1,18 +1,14 @@
-import { appendFile, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { appendFile, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { readAll, scanTail, type TailCache } from "../../runtime/memory/ledger.ts";
+import { useTempDir } from "../support/fixtures.ts";
+import { patchLine } from "./helpers.ts";
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "vvm-ledger-"));
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const dir = useTempDir("vvm-ledger-");
 
-const line = (seq: number, facts: string[]) => JSON.stringify({ v: 1, ts: "t", seq, kind: "patch", retain: facts, digest_before: "a", digest_after: "b", provenance: null }) + "\n";
 
 describe("scanTail", () => {
   it("agrees with a full read across chunk boundaries, long lines, bad lines and torn tails", async () => {
@@ -37,7 +33,7 @@ describe("scanTail", () => {
             else {
               const fs = it.sizes.map((n, i) => `${seq + 1}.${i}:` + "f".repeat(n));
               facts.push(...fs);
-              text += line(++seq, fs);
+              text += patchLine(++seq, fs);
             }
           }
           text += "{".repeat(torn);
@@ -68,7 +64,7 @@ describe("scanTail", () => {
 
   it("never reads more than the scan cap", async () => {
     const file = path.join(dir, "cap.jsonl");
-    await writeFile(file, Array.from({ length: 5000 }, (_, i) => line(i + 1, [])).join(""));
+    await writeFile(file, Array.from({ length: 5000 }, (_, i) => patchLine(i + 1, [])).join(""));
     let read = 0;
     const counting = { ...nodeFs, openRead: async (f: string) => {
       const h = (await nodeFs.openRead(f))!;
@@ -81,7 +77,7 @@ describe("scanTail", () => {
 
   it("measures a torn tail longer than the scan cap exactly", async () => {
     const file = path.join(dir, "longtorn.jsonl");
-    await writeFile(file, line(1, ["a"]) + "{" + "y".repeat(300_000));
+    await writeFile(file, patchLine(1, ["a"]) + "{" + "y".repeat(300_000));
     const scan = await scanTail(nodeFs, file, 1000, 100_000);
     expect(scan.tornBytes).toBe(300_001);
     expect(scan.last?.seq).toBe(1);
@@ -126,7 +122,7 @@ describe("scanTail with a cache", () => {
           switch (o.kind) {
             case "append":
               seq++;
-              await appendFile(file, line(seq, o.sizes.map((n, i) => `${seq}.${i}:` + "f".repeat(n))));
+              await appendFile(file, patchLine(seq, o.sizes.map((n, i) => `${seq}.${i}:` + "f".repeat(n))));
               break;
             case "bad":
               await appendFile(file, "x".repeat(o.n) + "\n");
@@ -174,10 +170,10 @@ describe("scanTail with a cache", () => {
 
   it("forgets facts that a grown ledger pushed out of the scan window", async () => {
     const file = path.join(dir, "window.jsonl");
-    await writeFile(file, line(1, ["old fact"]) + line(2, ["another"]));
+    await writeFile(file, patchLine(1, ["old fact"]) + patchLine(2, ["another"]));
     const caches = new Map<string, TailCache>();
     expect((await scanTail(nodeFs, file, 1e9, 10_000, caches)).retains).toEqual(["another", "old fact"]);
-    await appendFile(file, "x".repeat(70_000) + "\n" + line(3, ["new"]));
+    await appendFile(file, "x".repeat(70_000) + "\n" + patchLine(3, ["new"]));
     const after = await scanTail(nodeFs, file, 1e9, 10_000, caches);
     expect(after).toEqual(await scanTail(nodeFs, file, 1e9, 10_000));
     expect(after.retains).toEqual(["new"]);
@@ -185,7 +181,7 @@ describe("scanTail with a cache", () => {
 
   it("parses an unchanged ledger once, and only the new lines of one that grew", async () => {
     const file = path.join(dir, "once.jsonl");
-    await writeFile(file, Array.from({ length: 500 }, (_, i) => line(i + 1, [`fact ${i + 1}`])).join(""));
+    await writeFile(file, Array.from({ length: 500 }, (_, i) => patchLine(i + 1, [`fact ${i + 1}`])).join(""));
     const caches = new Map<string, TailCache>();
     const first = await scanTail(nodeFs, file, 1_000_000, 1024 * 1024, caches);
     expect(first.retains).toHaveLength(500);
@@ -199,7 +195,7 @@ describe("scanTail with a cache", () => {
       const again = await scanTail(nodeFs, file, 1_000_000, 1024 * 1024, caches);
       expect(again).toEqual(first);
       expect(parsed).toBe(0);
-      await appendFile(file, line(501, ["fact 501"]) + "not json\n");
+      await appendFile(file, patchLine(501, ["fact 501"]) + "not json\n");
       const grown = await scanTail(nodeFs, file, 1_000_000, 1024 * 1024, caches);
       expect(parsed).toBe(2);
       expect(grown.retains[0]).toBe("fact 501");

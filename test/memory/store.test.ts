@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { escapeKey } from "../../runtime/memory/keys.ts";
 import type { MemorySession } from "../../runtime/memory-port.ts";
-import { binding, call, digestText, ledger, makeStore, memDir, patchReply, prov, session, tempDir } from "./helpers.ts";
+import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
 let dir = "";
@@ -340,7 +340,7 @@ describe("ledger recovery", () => {
     const measure = async (entries: number) => {
       const key = `k${entries}`;
       await mkdir(memDir(dir, key), { recursive: true });
-      const lines = Array.from({ length: entries }, (_, i) => JSON.stringify({ v: 1, ts: "t", seq: i + 1, kind: "patch", retain: [`fact ${i} ${"x".repeat(200)}`], digest_before: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", digest_after: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", provenance: null }) + "\n");
+      const lines = Array.from({ length: entries }, (_, i) => patchLine(i + 1, [`fact ${i} ${"x".repeat(200)}`]));
       await writeFile(path.join(memDir(dir, key), "ledger.jsonl"), lines.join(""));
       const { store } = makeStore(dir, { fs: counting });
       bytesRead = 0;
