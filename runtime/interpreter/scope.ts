@@ -1,7 +1,7 @@
 // Static name resolution and the "can this suspend?" analysis that lets most code run synchronously.
 import type { DefStmt, Expr, Stmt } from "../../src/ast.ts";
 import type { ModuleInfo } from "../../src/program.ts";
-import { innerBlocks, scopeBindings } from "../../src/resolve/scopes.ts";
+import { scopeBindings, scopeDefs } from "../../src/resolve/scopes.ts";
 import { childExprs } from "../../src/resolve/walk.ts";
 import { functionParams } from "../../stdlib/index.ts";
 
@@ -66,7 +66,7 @@ function fill(scope: Scope, body: Stmt[], info: ModuleInfo, functions: Map<DefSt
     // The validator's local set is authoritative; scopeBindings below finds the same names plus their kinds.
     for (const n of info.locals.get(scope.def) ?? []) scope.add(n);
   }
-  for (const s of body) collectDefs(s, scope.defs);
+  scope.defs.push(...scopeDefs(body));
   const defCount = new Map<string, number>();
   const otherBound = new Set<string>(scope.def ? scope.def.params.map((p) => p.name) : []);
   for (const b of scopeBindings(body)) {
@@ -81,12 +81,6 @@ function fill(scope: Scope, body: Stmt[], info: ModuleInfo, functions: Map<DefSt
     functions.set(d, inner);
     fill(inner, d.body, info, functions);
   }
-}
-
-/** `def`s anywhere in a body's blocks (but not inside other defs). */
-function collectDefs(s: Stmt, out: DefStmt[]): void {
-  if (s.kind === "Def") out.push(s);
-  else for (const b of innerBlocks(s)) for (const x of b) collectDefs(x, out);
 }
 
 /**

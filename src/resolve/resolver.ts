@@ -13,7 +13,7 @@ import {
   optionValueProblem,
 } from "./agent-config.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
-import { allDefLocals, innerBlocks, isLambda, moduleNames, scopeBindings, type Binding } from "./scopes.ts";
+import { allDefLocals, innerBlocks, isLambda, moduleNames, scopeBindings, scopeDefs, type Binding } from "./scopes.ts";
 import { isStdlibName } from "./stdlib.ts";
 import { childExprs, placeholderRoots } from "./walk.ts";
 
@@ -110,22 +110,11 @@ class Resolver {
     const scope = new Scope(def, parent, names, body);
     this.scopes.push(scope);
     // Duplicate functions among the defs this scope defines (E021).
-    const seen = new Map<string, Span>();
-    const visit = (stmts: readonly Stmt[]): void => {
-      for (const s of stmts) {
-        if (s.kind === "Def") {
-          const first = seen.get(s.name);
-          if (first) this.report("E021", `function '${s.name}' is already defined at line ${first.line}`, s.nameSpan);
-          else {
-            seen.set(s.name, s.nameSpan);
-            scope.defs.set(s.name, s);
-          }
-          continue;
-        }
-        for (const b of innerBlocks(s)) visit(b);
-      }
-    };
-    visit(body);
+    for (const d of scopeDefs(body)) {
+      const first = scope.defs.get(d.name);
+      if (first) this.report("E021", `function '${d.name}' is already defined at line ${first.nameSpan.line}`, d.nameSpan);
+      else scope.defs.set(d.name, d);
+    }
     return scope;
   }
 

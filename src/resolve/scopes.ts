@@ -116,17 +116,26 @@ export function moduleNames(program: Program): Set<string> {
   return names;
 }
 
+/** The `def`s one scope defines, in source order: in a statement list and its nested blocks, not inside other defs. */
+export function scopeDefs(body: readonly Stmt[]): DefStmt[] {
+  const out: DefStmt[] = [];
+  const visit = (stmts: readonly Stmt[]): void => {
+    for (const s of stmts) {
+      if (s.kind === "Def") out.push(s);
+      else for (const b of innerBlocks(s)) visit(b);
+    }
+  };
+  visit(body);
+  return out;
+}
+
 /** Every `def` in a statement list, nested ones included, with its local-name set. */
 export function allDefLocals(body: readonly Stmt[]): Map<DefStmt, ReadonlySet<string>> {
   const out = new Map<DefStmt, ReadonlySet<string>>();
   const visit = (stmts: readonly Stmt[]): void => {
-    for (const s of stmts) {
-      if (s.kind === "Def") {
-        out.set(s, defLocals(s));
-        visit(s.body);
-      } else {
-        for (const b of innerBlocks(s)) visit(b);
-      }
+    for (const d of scopeDefs(stmts)) {
+      out.set(d, defLocals(d));
+      visit(d.body);
     }
   };
   visit(body);
