@@ -232,19 +232,20 @@ export class ModuleCompiler {
         const i = r.index;
         if (r.scope.parent === null) {
           // Module level: a module variable that has no value yet falls back to an agent or builtin of that name.
+          // (`undefined` marks an empty slot; unit `()` is `null`, a value like any other: no `??` here.)
           const fallback = this.fallback(name, site);
-          if (r.depth === 0) return (f) => f.s[i] ?? fallback();
+          if (r.depth === 0) return (f) => orElse(f.s[i], fallback);
           const d = r.depth;
-          return (f) => up(f, d).s[i] ?? fallback();
+          return (f) => orElse(up(f, d).s[i], fallback);
         }
         const fn = r.scope.def?.name ?? "?";
         const unbound = () => {
           throw thrown(`unbound local '${name}': it is assigned in ${fn}() but has no value yet`, site);
         };
-        if (r.depth === 0) return (f) => f.s[i] ?? unbound();
-        if (r.depth === 1) return (f) => (f.p as Frame).s[i] ?? unbound();
+        if (r.depth === 0) return (f) => orElse(f.s[i], unbound);
+        if (r.depth === 1) return (f) => orElse((f.p as Frame).s[i], unbound);
         const d = r.depth;
-        return (f) => up(f, d).s[i] ?? unbound();
+        return (f) => orElse(up(f, d).s[i], unbound);
       }
       case "agent":
       case "builtin":
@@ -1226,6 +1227,11 @@ async function poll(f: Frame, slice: number): Promise<number> {
   await nextTurn();
   if (f.signal.aborted) throw new Interrupted();
   return sliceEnd();
+}
+
+/** A slot's value, or `missing()` when the slot is empty (`undefined`); unit is `null` and is a value. */
+function orElse(v: Value | undefined, missing: () => Value): Value {
+  return v !== undefined ? v : missing();
 }
 
 function up(f: Frame, depth: number): Frame {
