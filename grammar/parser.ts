@@ -956,20 +956,17 @@ export class VvmParser extends EmbeddedActionsParser {
       if (!this.RECORDING_PHASE) params.push({ name: p.image, span: tokenSpan(p) });
     });
     this.CONSUME(Colon);
+    const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
     const body = this.SUBRULE(this.expr);
     return this.ACTION((): Expr => {
       this.lambdaDepth--;
       const kwSpan = tokenSpan(kw);
       const span = join(kwSpan, body.span);
       const name = `<lambda:${kwSpan.line}:${kwSpan.col}>`;
-      this.pendingLambdas.push({
-        kind: "Def",
-        name,
-        nameSpan: kwSpan,
-        params,
-        body: [{ kind: "Return", value: body, span: body.span }],
-        span,
-      });
+      // lambdas inside this one's body are defined in its body, so they close over its parameters
+      const defBody: Stmt[] = [];
+      this.pushStmt(defBody, mark, { kind: "Return", value: body, span: body.span });
+      this.pendingLambdas.push({ kind: "Def", name, nameSpan: kwSpan, params, body: defBody, span });
       return { kind: "Name", name, span };
     });
   });
