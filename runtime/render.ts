@@ -1,5 +1,7 @@
-// How values appear inside a rendered template (LANGUAGE.md §4): short strings verbatim, everything
-// large or structured as a bounded preview that points to the call's input, refs as `[ref: path]`.
+// How values appear inside a rendered template (LANGUAGE.md §4). In a call's or a judge's template,
+// short strings and scalars go in verbatim and anything large or structured becomes a bounded preview
+// whose note says whether the input carries it whole. A bare template (a string the program builds,
+// sent nowhere by itself) renders every value whole.
 import { isFunction, isRef, sortedJSON, VAgent, type Value } from "./values.ts";
 
 /** Strings up to this many characters are interpolated as they are. */
@@ -7,36 +9,63 @@ export const SHORT_STRING = 1000;
 /** Longest preview of a long string, list or object. */
 const PREVIEW_CHARS = 200;
 
-export function interpolate(v: Value): string {
-  if (v === null) return "()";
-  switch (typeof v) {
-    case "boolean":
-      return v ? "true" : "false";
-    case "number":
-      return formatNumber(v);
-    case "string":
-      if (v.length <= SHORT_STRING) return v;
-      return `${clip(v)} [${v.length} characters; the full text is in the input]`;
+/** A value in an agent call's or a judge's template, whose input is `input`. */
+export function interpolate(v: Value, input: Value): string {
+  if (typeof v === "string") {
+    if (v.length <= SHORT_STRING) return v;
+    return `${clip(v)} [${v.length} characters; ${whereWhole(v, input, "text")}]`;
   }
+  if (Array.isArray(v)) {
+    return `${clip(compact(v))} [list of ${count(v.length, "item")}; ${whereWhole(v, input, "value")}]`;
+  }
+  if (v instanceof Map) {
+    const fields = v.size;
+    // (a ref value is shown by its path: scalar below)
+    if (!isRef(v)) return `${clip(compact(v))} [object with ${count(fields, "field")}; ${whereWhole(v, input, "value")}]`;
+  }
+  return scalar(v);
+}
+
+/** A value in a bare template: strings as they are, lists and objects as compact JSON, whole. */
+export function renderWhole(v: Value): string {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v) || (v instanceof Map && !isRef(v))) return compact(v);
+  return scalar(v);
+}
+
+function scalar(v: Value): string {
+  if (v === null) return "()";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  // numbers in their shortest form: 3, 2.5, 1e+21
+  if (typeof v === "number") return Object.is(v, -0) ? "0" : String(v);
   if (isRef(v)) {
     const summary = v.get("summary");
     const ref = `[ref: ${String(v.get("ref"))}]`;
     return typeof summary === "string" && summary !== "" ? `${ref} summary: ${clip(summary)}` : ref;
-  }
-  if (Array.isArray(v)) {
-    return `${clip(compact(v))} [list of ${v.length} item${v.length === 1 ? "" : "s"}; the full value is in the input]`;
-  }
-  if (v instanceof Map) {
-    return `${clip(compact(v))} [object with ${v.size} field${v.size === 1 ? "" : "s"}; the full value is in the input]`;
   }
   if (v instanceof VAgent) return `<agent ${v.name}>`;
   if (isFunction(v)) return `<function ${v.name}>`;
   return String(v);
 }
 
-/** Numbers print in their shortest form: 3, 2.5, 1e+21. */
-function formatNumber(n: number): string {
-  return Object.is(n, -0) ? "0" : String(n);
+/** The preview's note: the model finds the whole value in the input only when the input holds it. */
+function whereWhole(v: Value, input: Value, what: "text" | "value"): string {
+  return holds(input, v) ? `the full ${what} is in the input` : "shortened";
+}
+
+/** Whether `v` is the input or a part of it (the same list or object; an equal string). */
+function holds(input: Value, v: Value): boolean {
+  const stack: Value[] = [input];
+  while (stack.length > 0) {
+    const x = stack.pop() as Value;
+    if (x === v) return true;
+    if (Array.isArray(x) || x instanceof Map) for (const y of x.values()) stack.push(y);
+  }
+  return false;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function compact(v: Value): string {

@@ -4,7 +4,7 @@
 import type { AgentRef, DefStmt, Expr, KwArg, Span, Stmt, Template } from "../../src/ast.ts";
 import type { ModuleInfo } from "../../src/program.ts";
 import type { RunContext } from "../context.ts";
-import { interpolate } from "../render.ts";
+import { interpolate, renderWhole } from "../render.ts";
 import {
   errorKind,
   isErrorValue,
@@ -169,7 +169,7 @@ export class ModuleCompiler {
         return S(() => v);
       }
       case "TemplateExpr": {
-        const render = this.template(e.template, scope);
+        const render = this.template(e.template, scope, renderWhole);
         return S((f) => render(f, f.it));
       }
       case "Name":
@@ -492,7 +492,8 @@ export class ModuleCompiler {
 
   // ---------------- templates, agents, judges ----------------
 
-  template(t: Template, scope: Scope): Render {
+  /** `show` renders one placeholder's value, given the template's input: `interpolate` in calls and judges. */
+  template(t: Template, scope: Scope, show: (v: Value, input: Value) => string = interpolate): Render {
     const pieces: (string | Render)[] = [];
     for (const p of t.parts) {
       switch (p.kind) {
@@ -500,16 +501,17 @@ export class ModuleCompiler {
           pieces.push(p.value);
           break;
         case "input":
-          pieces.push((_f, input) => interpolate(input));
+          pieces.push((_f, input) => show(input, input));
           break;
         case "path": {
           const [first, ...rest] = p.names;
-          const head = this.name(first as string, scope, p.span);
+          // `{it}` / `{it.field}` (dialect): the current `it`, as the expression `it` would read it
+          const head: SyncE = first === "it" ? (f) => f.it : this.name(first as string, scope, p.span);
           const site = this.site(p.span);
-          pieces.push((f) => {
+          pieces.push((f, input) => {
             let v = head(f);
             for (const n of rest) v = member(v, n, site);
-            return interpolate(v);
+            return show(v, input);
           });
           break;
         }

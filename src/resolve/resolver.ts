@@ -234,7 +234,7 @@ class Resolver {
 
   private checkTemplate(t: Template, ctx: Ctx): void {
     for (const { name, span } of placeholderRoots(t)) {
-      // `{it}` is the parser's business (reserved word); an unbound placeholder at render time is a run-time error.
+      // `{it}` / `{it.field}` render the current `it` (spec/dialect.md), which always has a value.
       if (name === "it") continue;
       if (!this.useName(name, ctx) && !isStdlibName(name)) {
         const where = ctx.inDef ? "a parameter, local, enclosing function's local or module-level name" : "a name assigned in this module, an import or a function";

@@ -1,6 +1,6 @@
 // What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
 import { describe, expect, it } from "vitest";
-import { interpolate, SHORT_STRING } from "../../runtime/render.ts";
+import { interpolate, renderWhole, SHORT_STRING } from "../../runtime/render.ts";
 import { obj } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
@@ -80,27 +80,45 @@ with input [1, 2]:
 
 describe("template interpolation", () => {
   it("keeps short strings and scalars verbatim", () => {
-    expect(interpolate("hello")).toBe("hello");
-    expect(interpolate(3)).toBe("3");
-    expect(interpolate(2.5)).toBe("2.5");
-    expect(interpolate(true)).toBe("true");
-    expect(interpolate(null)).toBe("()");
+    expect(interpolate("hello", null)).toBe("hello");
+    expect(interpolate(3, null)).toBe("3");
+    expect(interpolate(2.5, null)).toBe("2.5");
+    expect(interpolate(true, null)).toBe("true");
+    expect(interpolate(null, null)).toBe("()");
   });
 
-  it("previews long strings, lists and objects and points to the input", () => {
+  it("previews long strings, lists and objects and points to the input that holds them", () => {
     const long = "x".repeat(SHORT_STRING + 1);
-    const p = interpolate(long);
+    const p = interpolate(long, long);
     expect(p.length).toBeLessThan(300);
     expect(p).toContain(`[${SHORT_STRING + 1} characters; the full text is in the input]`);
-    expect(interpolate(["a", "b"])).toBe('["a","b"] [list of 2 items; the full value is in the input]');
-    expect(interpolate(obj({ b: 1, a: 2 }))).toBe('{"a":2,"b":1} [object with 2 fields; the full value is in the input]');
-    const big = interpolate(Array.from({ length: 5000 }, (_, i) => i));
-    expect(big.length).toBeLessThan(300);
+    const list = ["a", "b"];
+    expect(interpolate(list, list)).toBe('["a","b"] [list of 2 items; the full value is in the input]');
+    const o = obj({ b: 1, a: 2 });
+    // a part of the input counts too
+    expect(interpolate(o, obj({ wrapper: [o] }))).toBe('{"a":2,"b":1} [object with 2 fields; the full value is in the input]');
+    const big = Array.from({ length: 5000 }, (_, i) => i);
+    expect(interpolate(big, big).length).toBeLessThan(300);
+  });
+
+  it("says a preview is shortened when the input does not hold the value", () => {
+    expect(interpolate(["a", "b"], ["a", "b"])).toBe('["a","b"] [list of 2 items; shortened]');
+    expect(interpolate(obj({ a: 1 }), null)).toBe('{"a":1} [object with 1 field; shortened]');
+    expect(interpolate("y".repeat(SHORT_STRING + 1), "other")).toContain(`[${SHORT_STRING + 1} characters; shortened]`);
+  });
+
+  it("renders values whole in a bare template", () => {
+    const long = "z".repeat(SHORT_STRING * 3);
+    expect(renderWhole(long)).toBe(long);
+    const big = Array.from({ length: 500 }, (_, i) => i);
+    expect(renderWhole(big)).toBe(JSON.stringify(big));
+    expect(renderWhole(obj({ b: [1], a: "x" }))).toBe('{"a":"x","b":[1]}');
+    expect(renderWhole(null)).toBe("()");
   });
 
   it("shows a ref value as its path and summary", () => {
-    expect(interpolate(obj({ ref: ".vvm/runs/r/bindings/b000001.md", summary: "notes", mime: "text/markdown", bytes: 10 }))).toBe(
-      "[ref: .vvm/runs/r/bindings/b000001.md] summary: notes",
-    );
+    const ref = obj({ ref: ".vvm/runs/r/bindings/b000001.md", summary: "notes", mime: "text/markdown", bytes: 10 });
+    expect(interpolate(ref, null)).toBe("[ref: .vvm/runs/r/bindings/b000001.md] summary: notes");
+    expect(renderWhole(ref)).toBe("[ref: .vvm/runs/r/bindings/b000001.md] summary: notes");
   });
 });
