@@ -125,16 +125,15 @@ export function typeName(v: Value): string {
 
 /** Structural equality; comparing functions or agents raises `thrown`. */
 export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
-  if (a === b) {
-    if (isFunction(a) || a instanceof VAgent) throw thrown(`cannot compare ${typeName(a)} values`, site);
-    return true;
+  // booleans, numbers and strings (the common case)
+  if (typeof a !== "object" && typeof b !== "object") return a === b;
+  // a function or an agent compares with nothing, itself included (LANGUAGE.md §2)
+  const fa = isFunction(a) || a instanceof VAgent;
+  if (fa || isFunction(b) || b instanceof VAgent) {
+    throw thrown(fa && a === b ? `cannot compare ${typeName(a)} values` : `cannot compare ${typeName(a)} with ${typeName(b)}`, site);
   }
-  if (a === null || b === null) return false;
-  const ta = typeof a;
-  if (ta !== "object" || typeof b !== "object") return false;
-  if (isFunction(a) || isFunction(b) || a instanceof VAgent || b instanceof VAgent) {
-    throw thrown(`cannot compare ${typeName(a)} with ${typeName(b)}`, site);
-  }
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!valueEquals(a[i], b[i], site)) return false;
