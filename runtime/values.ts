@@ -149,12 +149,20 @@ export function valueEquals(a: Value, b: Value, site: Site | null = null): boole
   return false;
 }
 
+/**
+ * An empty object for JSON output keyed by program-chosen strings: without a prototype, so a key such
+ * as `__proto__` is an ordinary field (on `{}` it would set the prototype and vanish from the output).
+ */
+export function jsonObject(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
+
 /** Plain JSON for exports and traces: unit → null, functions and agents described, not executed. */
 export function toJSON(v: Value): unknown {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) return v.map(toJSON);
   if (v instanceof Map) {
-    const out: Record<string, unknown> = {};
+    const out = jsonObject();
     for (const [k, x] of v) out[k] = toJSON(x);
     return out;
   }
@@ -189,7 +197,7 @@ export function sortedJSON(v: Value): unknown {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) return v.map(sortedJSON);
   if (v instanceof Map) {
-    const out: Record<string, unknown> = {};
+    const out = jsonObject();
     for (const k of [...v.keys()].sort()) out[k] = sortedJSON(v.get(k) as Value);
     return out;
   }

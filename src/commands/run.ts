@@ -4,7 +4,7 @@ import { hasErrors } from "../diagnostics.ts";
 import { EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, displayPath, resolveProgramFile } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
+import { jsonObject, makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";
 
 export interface RunFlags {
@@ -51,7 +51,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
       case "ok": {
         let text: string;
         try {
-          const out: Record<string, unknown> = {};
+          const out = jsonObject();
           for (const [name, value] of outcome.exports) out[name] = toJSON(value);
           text = JSON.stringify(out, null, 2);
         } catch (err) {

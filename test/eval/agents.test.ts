@@ -1,7 +1,7 @@
 // What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
 import { describe, expect, it } from "vitest";
 import { interpolate, renderWhole, SHORT_STRING } from "../../runtime/render.ts";
-import { obj } from "../../runtime/values.ts";
+import { obj, serializeInput, type Value } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
 
@@ -75,6 +75,14 @@ with input [1, 2]:
 `),
     );
     expect(r.agents.calls()[0]?.input).toEqual([1, 2]);
+  });
+});
+
+describe("input serialization", () => {
+  it("keeps every key, __proto__ included, in sorted order", () => {
+    const v = new Map<string, Value>([["b", 1], ["__proto__", "kept"]]);
+    expect(serializeInput(v)).toBe('{\n  "__proto__": "kept",\n  "b": 1\n}');
+    expect(interpolate(v, v)).toContain('{"__proto__":"kept","b":1}');
   });
 });
 
