@@ -50,6 +50,21 @@ function showChar(ch: string): string {
   return `'${ch}'`;
 }
 
+/**
+ * An expression's source as a name (the key of `export <expression>`): its tokens in order, comments
+ * dropped, one space wherever the source had a gap between two tokens, whitespace runs collapsed.
+ */
+export function expressionKey(text: string): string {
+  let out = "";
+  let end = 0;
+  for (const t of lexer.tokenize(text).tokens) {
+    if (out !== "" && t.startOffset > end) out += " ";
+    out += t.image;
+    end = t.startOffset + t.image.length;
+  }
+  return out.replace(/\s+/g, " ");
+}
+
 export function parse(source: string, path: string): ParseResult {
   try {
     return parseUnsafe(source, path);

@@ -4,6 +4,7 @@ import type { CheckResult } from "../../src/program.ts";
 import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
 import { sourceLine } from "../../src/diagnostics.ts";
+import { expressionKey } from "../../grammar/index.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { asRaise, Interrupted, type Frame } from "./frame.ts";
@@ -153,9 +154,9 @@ class Loader {
 /** The text a span covers (1-based line/column, end exclusive), on one line. */
 function sourceText(source: string, span: Span): string {
   const line = (l: number) => sourceLine(source, l) ?? "";
-  if (span.line === span.endLine) return line(span.line).slice(span.col - 1, span.endCol - 1);
+  if (span.line === span.endLine) return expressionKey(line(span.line).slice(span.col - 1, span.endCol - 1));
   const parts = [line(span.line).slice(span.col - 1)];
   for (let l = span.line + 1; l < span.endLine; l++) parts.push(line(l));
   parts.push(line(span.endLine).slice(0, span.endCol - 1));
-  return parts.join("\n").replace(/\s+/g, " ");
+  return expressionKey(parts.join("\n"));
 }
