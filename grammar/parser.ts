@@ -879,7 +879,11 @@ export class VvmParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const t = this.CONSUME(NumberTok);
-          return this.RECORDING_PHASE ? RECORDING : ({ kind: "Number" as const, value: Number(t.image), span: tokenSpan(t) });
+          if (this.RECORDING_PHASE) return RECORDING;
+          const value = Number(t.image);
+          // nothing else in the language makes a non-finite number (arithmetic that overflows raises)
+          if (!Number.isFinite(value)) this.report("E001", "number literal too large (the largest is about 1.8e308)", tokenSpan(t));
+          return { kind: "Number" as const, value, span: tokenSpan(t) };
         },
       },
       {
