@@ -1205,7 +1205,13 @@ class UserFunction implements VFunction {
   callSync(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env: CallEnv = ROOT_ENV): Value {
     if (this.isAsync) throw new Error(`internal: synchronous call of async function ${this.name}`);
     const f = this.enter(args, kwargs, it, site, env);
-    (this.c.body.run as SyncS)(f);
+    try {
+      (this.c.body.run as SyncS)(f);
+    } catch (err) {
+      // A JS stack overflow becomes `thrown` at the innermost call site that still has room to build it,
+      // so an uncaught one says where the recursion was.
+      throw (err instanceof RangeError && asRaise(err, site)) || err;
+    }
     return f.ret;
   }
 

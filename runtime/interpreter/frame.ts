@@ -49,11 +49,16 @@ export const POLL_MASK = 1023;
 export function asRaise(err: unknown, site: Site | null): VvmRaise | null {
   if (err instanceof VvmRaise) return err;
   if (err instanceof RangeError) {
-    // Node's own stack overflow (or an impossible array size): a program error, not a crash.
-    const msg = /call stack/i.test(err.message)
-      ? `recursion too deep (the JavaScript stack overflowed; the limit is ${RECURSION_LIMIT} nested calls)`
-      : `value too large: ${err.message}`;
-    return thrown(msg, site);
+    try {
+      // Node's own stack overflow (or an impossible array size): a program error, not a crash.
+      const msg = err.message.includes("call stack")
+        ? `recursion too deep: the JavaScript stack ran out (before the limit of ${RECURSION_LIMIT} nested calls, which calls through map, filter, reduce or deeply nested expressions can use up sooner)`
+        : `value too large: ${err.message}`;
+      return thrown(msg, site);
+    } catch {
+      // Too close to the stack's end to build even the error value: a caller further up, with room, will.
+      return null;
+    }
   }
   return null;
 }
