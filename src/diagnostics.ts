@@ -32,6 +32,8 @@ export const CODES = {
   W020: "unknown agent configuration key",
   /** project addition: a literal configuration value of the wrong shape (spec/diagnostics.md) */
   W021: "invalid agent configuration value",
+  /** project addition: an agent configuration key given twice (spec/diagnostics.md) */
+  W022: "repeated agent configuration key",
   W030: "unused variable",
   W031: "exported value never assigned",
   /** project addition: pmap'd function continues a memory shared by every item (spec/diagnostics.md) */

@@ -153,7 +153,18 @@ class Resolver {
     return this.agents.get(name) ?? null;
   }
 
+  /** W022: a configuration key given twice in one declaration, `.with(...)` or inline agent. */
+  private checkRepeatedKeys(kwargs: KwArg[], kind: "decl" | "with" | "inline"): void {
+    const seen = new Set<string>();
+    for (const kw of kwargs) {
+      if (!seen.has(kw.name)) seen.add(kw.name);
+      else if (kind === "decl") this.report("W022", `agent configuration key '${kw.name}' is given twice; the last one is used`, kw.nameSpan);
+      else this.report("W022", `agent configuration key '${kw.name}' is given twice; the call raises when it runs`, kw.nameSpan);
+    }
+  }
+
   private checkAgentDecl(s: AgentDecl, ctx: Ctx): void {
+    this.checkRepeatedKeys(s.kwargs, "decl");
     for (const kw of s.kwargs) {
       if (!AGENT_KEYS.has(kw.name)) {
         this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
@@ -201,6 +212,7 @@ class Resolver {
 
   /** `.with(...)` and inline `@{...}` configuration: any expression is allowed, keys and literals are checked. */
   private checkCallSiteConfig(kwargs: KwArg[], kind: "with" | "inline", ctx: Ctx): void {
+    this.checkRepeatedKeys(kwargs, kind);
     for (const kw of kwargs) {
       if (!AGENT_KEYS.has(kw.name)) {
         this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
@@ -383,7 +395,7 @@ class Resolver {
         this.walkExpr(t.expr, ctx);
         for (const n of namesIn(t.expr)) {
           if (!this.isUserName(n.name, ctx) && !isStdlibName(n.name) && !this.agents.has(n.name)) {
-            this.report("W031", `exported value '${n.name}' is never assigned in this module`, n.span);
+            this.report("W031", `'${n.name}', used in the exported expression, is never assigned in this module`, n.span);
           }
         }
         return;
