@@ -48,6 +48,8 @@ export interface MemoryFs {
   mkdirp(dir: string): Promise<void>;
   /** size in bytes, or null when the path does not exist */
   size(file: string): Promise<number | null>;
+  /** size and whether it is a regular file (not a directory, FIFO, device…), or null when it does not exist */
+  stat(file: string): Promise<{ size: number; regular: boolean } | null>;
 }
 
 function isENOENT(err: unknown): boolean {
@@ -134,6 +136,15 @@ export const nodeFs: MemoryFs = {
   async size(file) {
     try {
       return statSync(file).size;
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
+    }
+  },
+  async stat(file) {
+    try {
+      const st = statSync(file);
+      return { size: st.size, regular: st.isFile() };
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;

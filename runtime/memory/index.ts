@@ -8,7 +8,7 @@ import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
 import { LEDGER_VERSION, scanTail, serializeEntry, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
-import { extractBlocks, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, type ParsedDigest } from "./patch.ts";
+import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, unusableDigest, type ParsedDigest } from "./patch.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
 
 export interface MemoryStoreOptions {
@@ -130,12 +130,31 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     return { program: p.site.path, line: p.site.span.line, agent: p.agentName, model: p.model, mode: p.mode };
   }
 
+  /**
+   * digest.md parsed, and the hash the ledger records for it. A file over the size cap, or something
+   * that is not a regular file (a directory, a FIFO that would block), is unusable and never read; its
+   * stand-in hash names what was found, so a later change still shows as an edit.
+   */
+  async function readDigest(loc: MemoryLocation): Promise<{ parsed: ParsedDigest; hash: string }> {
+    const file = paths(loc).digest;
+    const st = await fs.stat(file);
+    if (st !== null && !st.regular) return { parsed: unusableDigest("digest.md is not a regular file"), hash: sha256("not a regular file") };
+    if (st !== null && st.size > MAX_DIGEST_FILE_BYTES) {
+      const reason = `digest.md is ${st.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`;
+      return { parsed: unusableDigest(reason), hash: sha256(reason) };
+    }
+    const raw = await fs.readFile(file);
+    return { parsed: parseDigest(raw), hash: sha256(raw ?? "") };
+  }
+
   async function readMeta(loc: MemoryLocation): Promise<Meta | null> {
     const raw = await fs.readFile(paths(loc).meta);
     if (raw === null) return null;
     try {
       const m = JSON.parse(raw.toString("utf8")) as Meta;
-      if (typeof m !== "object" || m === null || typeof m.generation !== "number") throw new Error("shape");
+      // the numbers feed new sequence numbers and the writers' generation check: whole and finite, or ignored
+      const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+      if (typeof m !== "object" || m === null || !count(m.generation) || !count(m.last_seq) || typeof m.digest_sha256 !== "string") throw new Error("shape");
       return m;
     } catch {
       warnOnce(loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
@@ -153,12 +172,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   /** Read everything a call needs; in `continue`, first repair what a crash or a hand edit left behind. */
   async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
     const p = paths(loc);
-    const digestRaw = await fs.readFile(p.digest);
+    let { parsed, hash } = await readDigest(loc);
     const meta = await readMeta(loc);
     const scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
-    let raw = digestRaw;
-    let parsed = parseDigest(raw);
-    let hash = sha256(raw ?? "");
     for (const off of scan.badLines) {
       warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable line at byte ${off}; it is kept as is and skipped when recalling facts`);
     }
@@ -178,12 +194,14 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     const last = scan.last;
     const known = last?.digest_after ?? meta?.digest_sha256 ?? EMPTY_HASH;
     if (hash !== known) {
-      if (last?.kind === "patch" && typeof last.digest === "string" && last.digest_before === hash && sha256(parsed.prefix + last.digest) === last.digest_after) {
+      // meta.json is written after digest.md: when it already records this entry's result, the update
+      // finished and digest.md was changed since (a person restoring the old digest), not left half-done
+      const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
+      if (!finished && last?.kind === "patch" && typeof last.digest === "string" && last.digest_before === hash && sha256(digestFile(parsed, last.digest)) === last.digest_after) {
         // the ledger has the patch but the crash came before digest.md was replaced: finish it
-        const content = parsed.prefix + last.digest;
+        const content = digestFile(parsed, last.digest);
         await fs.writeAtomic(p.digest, content, true);
-        raw = Buffer.from(content, "utf8");
-        parsed = parseDigest(raw);
+        parsed = parseDigest(Buffer.from(content, "utf8"));
         hash = last.digest_after;
         Object.assign(state, { parsed, hash });
         await append(loc, state, entry(state, "repair", { reason: `completed the interrupted update of entry ${last.seq}`, provenance: prv }));
@@ -293,11 +311,10 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   /** True (after recording an external_edit entry) when digest.md changed since the call loaded it. */
   async function concurrentEdit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<boolean> {
     await guard(loc, lock, state);
-    const raw = await fs.readFile(paths(loc).digest);
-    const hash = sha256(raw ?? "");
+    const { parsed, hash } = await readDigest(loc);
     if (hash === state.hash) return false;
     const before = state.hash;
-    state.parsed = parseDigest(raw);
+    state.parsed = parsed;
     state.hash = hash;
     await recordExternalEdit(loc, state, provenance(prov), before);
     warnAt(loc, prov, "digest.md was edited during the call; the edit is recorded in the ledger and kept");
@@ -343,7 +360,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     }
     if (notes.length > 0) warnAt(loc, prov, notes.join("; ") + " (retain items kept)");
 
-    const content = newDigest !== undefined ? state.parsed.prefix + newDigest : null;
+    const content = newDigest !== undefined ? digestFile(state.parsed, newDigest) : null;
     const after = content !== null ? sha256(content) : state.hash;
     const e = entry(state, "patch", { retain: patch.retain, provenance: provenance(prov), digest_after: after });
     if (newDigest !== undefined) e.digest = newDigest;

@@ -52,7 +52,7 @@ function parseEntry(line: Buffer): LedgerEntry | null {
     const x = JSON.parse(line.toString("utf8")) as unknown;
     if (typeof x !== "object" || x === null || Array.isArray(x)) return null;
     const e = x as Partial<LedgerEntry>;
-    if (typeof e.seq !== "number" || typeof e.kind !== "string") return null;
+    if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0 || typeof e.kind !== "string") return null;
     if (!Array.isArray(e.retain)) e.retain = [];
     return e as LedgerEntry;
   } catch {

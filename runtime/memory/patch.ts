@@ -28,8 +28,16 @@ export function extractBlocks(text: string): Extracted {
   const kept: string[] = [];
   const blocks: Extracted["blocks"] = [];
   let fence: { ch: string; len: number; memory: boolean; body: string[] } | null = null;
+  // right after a removed block, a blank line that would double the blank line before it is dropped;
+  // nothing else in the reply changes
+  let seam = false;
+  const isBlank = (l: string | undefined) => l !== undefined && l.trim() === "";
   for (const line of lines) {
     const bare = line.replace(/\r?\n$/, "");
+    if (seam) {
+      seam = false;
+      if (isBlank(line) && (kept.length === 0 || isBlank(kept.at(-1)))) continue;
+    }
     if (fence === null) {
       const m = FENCE.exec(bare);
       if (m && !(m[1][0] === "`" && m[2].includes("`"))) {
@@ -42,8 +50,10 @@ export function extractBlocks(text: string): Extracted {
     }
     const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(bare);
     if (close && close[1][0] === fence.ch && close[1].length >= fence.len) {
-      if (fence.memory) blocks.push({ body: fence.body.join(""), closed: true });
-      else kept.push(line);
+      if (fence.memory) {
+        blocks.push({ body: fence.body.join(""), closed: true });
+        seam = true;
+      } else kept.push(line);
       fence = null;
       continue;
     }
@@ -52,7 +62,7 @@ export function extractBlocks(text: string): Extracted {
   }
   if (fence?.memory) blocks.push({ body: fence.body.join(""), closed: false });
   if (blocks.length === 0) return { visible: text, blocks };
-  return { visible: kept.join("").replace(/\n{3,}/g, "\n\n").trim(), blocks };
+  return { visible: kept.join("").trim(), blocks };
 }
 
 export interface Patch {
@@ -79,8 +89,9 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
   const o = x as Record<string, unknown>;
   const unknown = Object.keys(o).filter((k) => k !== "digest" && k !== "retain");
   if (unknown.length > 0) {
-    // key names are echoed only when short and plain, so a secret used as a key never reaches the ledger
-    const shown = unknown.map((k) => (/^[A-Za-z_][A-Za-z0-9_]{0,30}$/.test(k) ? `"${k}"` : "(unprintable key)"));
+    // key names are echoed only when short, lower-case words (a typo such as "digests"), so neither a secret
+    // used as a key (AKIA…, sk-ant-…) nor a sentence such as hunter2_is_the_password reaches the ledger
+    const shown = unknown.map((k) => (/^[a-z_]{1,20}$/.test(k) ? `"${k}"` : "(a key not shown)"));
     return { ok: false, reason: `unknown key${unknown.length > 1 ? "s" : ""} ${shown.join(", ")} in the vvm-memory block (allowed: digest, retain)` };
   }
   const patch: Patch = { retain: [] };
@@ -89,7 +100,8 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     if (typeof d !== "string") return { ok: false, reason: `"digest" must be a string, got ${jsonType(d)}` };
     if (d.length > digestLimit) return { ok: false, reason: `"digest" is ${d.length} characters; the limit is ${digestLimit}` };
     if (d.includes("\0")) return { ok: false, reason: `"digest" contains a NUL character` };
-    if (/^---[ \t]*\r?\n/.test(d)) return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
+    // (the digest may become the file's start, and a BOM there is dropped when digest.md is read)
+    if (/^\uFEFF*---[ \t]*\r?\n/.test(d)) return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
     patch.digest = d;
   }
   if ("retain" in o) {
@@ -140,13 +152,15 @@ const MATTER_OPTIONS = { engines: { js: refuse, javascript: refuse, coffee: refu
 /** Hard cap on what is read for injection, independent of the front-matter limit. */
 export const MAX_DIGEST_FILE_BYTES = 1024 * 1024;
 
+/** A digest.md that is not used, and why. */
+export function unusableDigest(reason: string): ParsedDigest {
+  return { prefix: "", body: "", settings: { digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false }, unusable: reason, notes: [] };
+}
+
 export function parseDigest(raw: Buffer | null): ParsedDigest {
   const out: ParsedDigest = { prefix: "", body: "", settings: { digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false }, unusable: null, notes: [] };
   if (raw === null || raw.length === 0) return out;
-  if (raw.length > MAX_DIGEST_FILE_BYTES) {
-    out.unusable = `digest.md is ${raw.length} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`;
-    return out;
-  }
+  if (raw.length > MAX_DIGEST_FILE_BYTES) return unusableDigest(`digest.md is ${raw.length} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
   if (raw.includes(0)) {
     out.unusable = "digest.md contains NUL bytes (binary file?)";
     return out;
@@ -159,36 +173,65 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
     return out;
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  // front matter only when `---` opens the file and a closing `---` line exists: a lone
-  // Markdown rule at the top is body text, not an unterminated settings block
-  if (/^---[ \t]*\r?\n/.test(text) && /\r?\n---[ \t]*(\r?\n|$)/.test(text.slice(3))) {
-    let parsed;
+  const fm = splitFrontMatter(text);
+  let data: unknown = null;
+  if (fm !== null) {
     try {
-      parsed = matter(text, MATTER_OPTIONS);
+      // gray-matter parses exactly the lines found above, between plain delimiters
+      data = matter(`---\n${fm.yaml}---\n`, MATTER_OPTIONS).data;
     } catch (err) {
       out.unusable = `digest.md front matter is not valid YAML (${firstLine((err as Error).message)})`;
       return out;
     }
-    out.prefix = text.slice(0, text.length - parsed.content.length);
-    out.body = parsed.content;
-    const data = (parsed.data ?? {}) as Record<string, unknown>;
-    if ("digest_limit" in data) {
-      const n = data.digest_limit;
+  }
+  // settings are a mapping (or nothing); other YAML between two `---` lines (a title between two rules) is Markdown
+  if (fm === null || (data !== null && (typeof data !== "object" || Array.isArray(data)))) {
+    out.body = text;
+  } else {
+    out.prefix = fm.prefix;
+    out.body = fm.body;
+    const settings = (data ?? {}) as Record<string, unknown>;
+    if (Object.hasOwn(settings, "digest_limit")) {
+      const n = settings.digest_limit;
       if (typeof n === "number" && Number.isInteger(n) && n > 0 && n <= MAX_DIGEST_LIMIT) out.settings.digestLimit = n;
       else out.notes.push(`front matter digest_limit must be an integer from 1 to ${MAX_DIGEST_LIMIT}; using ${DEFAULT_DIGEST_LIMIT}`);
     }
-    if ("read_only" in data) {
-      if (typeof data.read_only === "boolean") out.settings.readOnly = data.read_only;
-      else out.notes.push("front matter read_only must be true or false; treating the digest as read-only");
-      if (typeof data.read_only !== "boolean") out.settings.readOnly = true;
+    if (Object.hasOwn(settings, "read_only")) {
+      if (typeof settings.read_only === "boolean") out.settings.readOnly = settings.read_only;
+      else {
+        out.notes.push("front matter read_only must be true or false; treating the digest as read-only");
+        out.settings.readOnly = true;
+      }
     }
-  } else {
-    out.body = text;
   }
   if (out.body.length > out.settings.digestLimit) {
     out.unusable = `the digest is ${out.body.length} characters, over its limit of ${out.settings.digestLimit}`;
   }
   return out;
+}
+
+/** digest.md's new content: the existing front matter as written (ended by a line break if it had none), then `body`. */
+export function digestFile(parsed: ParsedDigest, body: string): string {
+  if (parsed.prefix === "" || parsed.prefix.endsWith("\n")) return parsed.prefix + body;
+  return parsed.prefix + "\n" + body;
+}
+
+/**
+ * Front matter: an opening `---` line, then the lines up to the first line that is `---` alone (trailing
+ * spaces allowed). `prefix` runs through that closing line and its line end, so a new body written after
+ * it never joins the delimiter; a line such as `----` closes nothing. Null when there is no such block.
+ */
+function splitFrontMatter(text: string): { prefix: string; yaml: string; body: string } | null {
+  const open = /^---[ \t]*\r?\n/.exec(text);
+  if (!open) return null;
+  const start = open[0].length;
+  for (let i = start; i < text.length; ) {
+    const nl = text.indexOf("\n", i);
+    const end = nl < 0 ? text.length : nl + 1;
+    if (/^---[ \t]*\r?$/.test(text.slice(i, nl < 0 ? end : nl))) return { prefix: text.slice(0, end), yaml: text.slice(start, i), body: text.slice(end) };
+    i = end;
+  }
+  return null;
 }
 
 function firstLine(s: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DIGEST_LIMIT, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch } from "../../runtime/memory/patch.ts";
+import { DEFAULT_DIGEST_LIMIT, digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch } from "../../runtime/memory/patch.ts";
 
 const block = (body: string, fence = "```") => `${fence}vvm-memory\n${body}\n${fence}\n`;
 
@@ -30,6 +30,12 @@ describe("extractBlocks", () => {
     const r = extractBlocks('Answer\n```vvm-memory\n{"digest": "half');
     expect(r.visible).toBe("Answer");
     expect(r.blocks).toEqual([{ body: '{"digest": "half', closed: false }]);
+  });
+
+  it("changes nothing else in the reply: blank lines inside code blocks survive, one doubled blank line at the cut goes", () => {
+    const code = "```python\nimport os\n\n\n\nclass A:\n    pass\n```\n";
+    expect(extractBlocks(code + block("{}")).visible).toBe(code.trim());
+    expect(extractBlocks(`Intro.\n\n${block("{}")}\nOutro.\n\n\n\nEnd.`).visible).toBe("Intro.\n\nOutro.\n\n\n\nEnd.");
   });
 
   it("does not close a ``` block with ~~~ or a shorter fence", () => {
@@ -66,10 +72,13 @@ describe("parsePatch", () => {
     ['{"retain": ["a", 2]}', /retain\[1\] must be a string, got number/],
     ['{"retain": [" "]}', /retain\[0\] is empty/],
     ['{"digest": "a", "notes": "x"}', /unknown key "notes"/],
-    ['{"sk-ant-api03-abcdef": "x"}', /unknown key \(unprintable key\)/],
+    ['{"sk-ant-api03-abcdef": "x"}', /unknown key \(a key not shown\)/],
+    ['{"AKIA2E0A8F3B244C9986": "x", "hunter2_is_the_db_password": 1}', /unknown keys \(a key not shown\), \(a key not shown\) in/],
     [JSON.stringify({ retain: Array(21).fill("a") }), /21 items; the limit is 20/],
     [JSON.stringify({ retain: ["a".repeat(501)] }), /retain\[0\] is 501 characters; the limit is 500/],
     [JSON.stringify({ digest: "---\nread_only: false\n---\nbody" }), /must not begin with front matter/],
+    // a BOM is dropped when digest.md is read, so it would turn the digest into settings
+    [JSON.stringify({ digest: "\ufeff---\nread_only: true\n---\nmine now" }), /must not begin with front matter/],
     [JSON.stringify({ digest: "a\0b" }), /NUL/],
   ])("rejects %s", (body, reason) => {
     const r = ok(body);
@@ -100,6 +109,32 @@ describe("parseDigest", () => {
     expect(d.body).toBe("## Stable\n- fact\n");
     expect(d.settings).toEqual({ readOnly: true, digestLimit: 500 });
     expect(d.unusable).toBeNull();
+  });
+
+  it("keeps the closing delimiter's line whole, so a new body never joins it", () => {
+    for (const [text, prefix] of [
+      ["---\ndigest_limit: 500\n---", "---\ndigest_limit: 500\n---"],
+      ["---\ndigest_limit: 500\n---   \nbody", "---\ndigest_limit: 500\n---   \n"],
+      ["---\r\ndigest_limit: 500\r\n---\r\nbody", "---\r\ndigest_limit: 500\r\n---\r\n"],
+    ]) {
+      const d = parseDigest(buf(text));
+      expect(d.prefix).toBe(prefix);
+      expect(d.settings.digestLimit).toBe(500);
+      const rewritten = parseDigest(buf(digestFile(d, "## Notes\n")));
+      expect(rewritten.settings.digestLimit).toBe(500);
+      expect(rewritten.body).toBe("## Notes\n");
+    }
+    // a `----` line is body text, not the closing delimiter
+    const d = parseDigest(buf("---\nread_only: true\n---\n----\nbody"));
+    expect(d.body).toBe("----\nbody");
+  });
+
+  it("reads YAML between two rules that is not a mapping as Markdown (a title between rules)", () => {
+    for (const text of ["---\nPayments on-call notes\n---\n- VND-221 open\n", "---\n42\n---\nb", "---\n- a\n---\nb"]) {
+      const d = parseDigest(buf(text));
+      expect(d).toMatchObject({ prefix: "", body: text, unusable: null });
+    }
+    expect(parseDigest(buf("---\n---\nbody"))).toMatchObject({ prefix: "---\n---\n", body: "body" });
   });
 
   it("treats a lone leading rule as body text", () => {

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
@@ -199,6 +199,52 @@ describe("hand edits", () => {
     ]);
     expect(entries[1]).toMatchObject({ digest: "v1 plus a human note\n", digest_before: entries[0].digest_after });
     expect(entries[2].digest_before).toBe(entries[1].digest_after);
+  });
+
+  it("keeps a person's restore of the previous digest: an edit, not an update to finish", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "v1" }));
+    await call(store, "k", patchReply({ digest: "v2" }));
+    await writeFile(path.join(memDir(dir, "k"), "digest.md"), "v1");
+    const s = await session(store, "k");
+    expect(s.context).toContain("## Digest\nv1");
+    await s.complete("no change");
+    expect(await digestText(dir, "k")).toBe("v1");
+    const { entries } = await ledger(dir, "k");
+    expect(entries.map((e) => e.kind)).toEqual(["patch", "patch", "external_edit"]);
+    expect(warnings.join("\n")).not.toMatch(/interrupted/);
+  });
+
+  it("a digest.md too large to read, or not a regular file, is not injected and retain keeps working", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "big", patchReply({ digest: "v1" }));
+    await truncate(path.join(memDir(dir, "big"), "digest.md"), 3 * 1024 ** 3); // sparse: nothing is written
+    await mkdir(path.join(memDir(dir, "dir"), "digest.md"), { recursive: true });
+    for (const key of ["big", "dir"]) {
+      const s = await session(store, key);
+      expect(s.context).toContain("not shown");
+      await s.complete(patchReply({ digest: "replaced?", retain: [`fact for ${key}`] }));
+      const { entries } = await ledger(dir, key);
+      expect(entries.at(-1)).toMatchObject({ kind: "patch", retain: [`fact for ${key}`] });
+    }
+    expect((await stat(path.join(memDir(dir, "big"), "digest.md"))).size).toBe(3 * 1024 ** 3);
+    expect((await stat(path.join(memDir(dir, "dir"), "digest.md"))).isDirectory()).toBe(true);
+    expect(warnings.join("\n")).toMatch(/3221225472 bytes, over the 1048576-byte cap/);
+    expect(warnings.join("\n")).toMatch(/not a regular file/);
+  });
+
+  it("ignores a meta.json whose numbers are not whole: sequence numbers stay whole and contiguous", async () => {
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "v1" }));
+    const metaFile = path.join(memDir(dir, "k"), "meta.json");
+    const meta = JSON.parse(await readFile(metaFile, "utf8")) as Record<string, unknown>;
+    await writeFile(metaFile, JSON.stringify({ ...meta, last_seq: "one" }));
+    await call(store, "k", patchReply({ retain: ["fact B"] }));
+    await call(store, "k", "no change");
+    const { entries, badLines } = await ledger(dir, "k");
+    expect(badLines).toEqual([]);
+    expect(entries.map((e) => e.seq)).toEqual([1, 2]);
+    expect(JSON.parse(await readFile(metaFile, "utf8")).last_seq).toBe(2);
   });
 
   it("keeps a hand edit made during the call and records it before the patch", async () => {
