@@ -6,7 +6,7 @@ import type { MemoryMode, MemoryPort, MemoryProvenance, MemorySession } from "..
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
-import { LEDGER_VERSION, scanTail, serializeEntry, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
+import { LEDGER_VERSION, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, unusableDigest, type ParsedDigest } from "./patch.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
@@ -174,7 +174,16 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     const p = paths(loc);
     let { parsed, hash } = await readDigest(loc);
     const meta = await readMeta(loc);
-    const scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
+    let scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
+    if (writing && scan.tornBytes > 0) {
+      const whole = await wholeTail(fs, p.ledger, scan.size, scan.tornBytes);
+      if (whole !== null && whole.seq > (scan.last?.seq ?? 0)) {
+        // a whole entry missing only its line break: keep it (below, a torn fragment is cut off instead)
+        await fs.append(p.ledger, Buffer.from("\n"));
+        scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
+        warnAt(loc, prov, `repaired ledger.jsonl: added the missing line break after entry ${whole.seq}`);
+      }
+    }
     for (const off of scan.badLines) {
       warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable line at byte ${off}; it is kept as is and skipped when recalling facts`);
     }

@@ -82,6 +82,21 @@ export interface TailCache {
   complete: boolean;
 }
 
+/**
+ * The torn tail (`tornBytes` after the last line break) parsed as an entry, when it is one whole entry
+ * that only lacks its line break (an editor that drops the final newline); null otherwise.
+ */
+export async function wholeTail(fs: MemoryFs, file: string, size: number, tornBytes: number): Promise<LedgerEntry | null> {
+  if (tornBytes === 0 || tornBytes > CHUNK) return null;
+  const h = await fs.openRead(file);
+  if (h === null) return null;
+  try {
+    return parseEntry(await h.read(size - tornBytes, tornBytes));
+  } finally {
+    await h.close();
+  }
+}
+
 /** Lowest byte a fresh scan of a file without a torn tail reads. */
 function lowestRead(size: number, maxScanBytes: number): number {
   return Math.max(0, size - Math.max(CHUNK, maxScanBytes));

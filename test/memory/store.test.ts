@@ -320,6 +320,27 @@ describe("ledger recovery", () => {
     expect(await digestText(dir, "k")).toBe("two");
   });
 
+  it("keeps a last entry that only lost its line break (an editor), instead of cutting it off", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "one", retain: ["a"] }));
+    await call(store, "k", patchReply({ retain: ["b"] }));
+    const file = path.join(memDir(dir, "k"), "ledger.jsonl");
+    const raw = await readFile(file, "utf8");
+    await writeFile(file, raw.slice(0, -1));
+    const s = await session(store, "k");
+    expect(s.context).toContain("- a\n- b");
+    await s.complete(patchReply({ retain: ["c"] }));
+    expect((await readFile(file, "utf8")).startsWith(raw)).toBe(true);
+    const { entries, tornBytes } = await ledger(dir, "k");
+    expect(tornBytes).toBe(0);
+    expect(entries.map((e) => [e.seq, e.kind])).toEqual([
+      [1, "patch"],
+      [2, "patch"],
+      [3, "patch"],
+    ]);
+    expect(warnings.join("\n")).toMatch(/added the missing line break after entry 2/);
+  });
+
   it("reports an unreadable line in the middle and keeps it", async () => {
     const { store, warnings } = makeStore(dir);
     await call(store, "k", patchReply({ retain: ["first"] }));
