@@ -128,6 +128,8 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
     case "project":
     case "user":
       if (p !== undefined) throw new BindingError(`memory.path is only allowed with scope "path" (scope is "${scope}")`);
+      // an empty or relative HOME would put "user" memory wherever the run starts, even into the project's
+      if (scope === "user" && !path.isAbsolute(homeDir)) throw new BindingError(`scope "user" needs an absolute home directory; HOME is ${JSON.stringify(homeDir)}`);
       root = path.join(scope === "project" ? entryDir : homeDir, ".vvm", "memory");
       break;
     case "path":

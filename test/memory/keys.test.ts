@@ -74,6 +74,13 @@ describe("bindings", () => {
     expect(resolveBinding(obj({ scope: "path", key: "a", path: "/abs/mem" }), "/proj", "/home/u").dir).toBe("/abs/mem/k-a");
   });
 
+  it("refuses scope user without an absolute home directory (an empty HOME would mean the working directory)", () => {
+    for (const home of ["", "relative/home"]) {
+      expect(() => resolveBinding(obj({ scope: "user", key: "a" }), "/proj", home)).toThrow(/scope "user" needs an absolute home directory/);
+    }
+    expect(resolveBinding(obj({ scope: "project", key: "a" }), "/proj", "").dir).toBe("/proj/.vvm/memory/k-a");
+  });
+
   it.each([
     [obj({ scope: "team", key: "a" }), /scope must be/],
     [obj({ scope: "project", key: "" }), /non-empty string/],
