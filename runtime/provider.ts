@@ -68,6 +68,8 @@ export class ProviderError extends Error {
     readonly requestId: string | null = null,
     /** server-requested wait before the next attempt */
     readonly retryAfterMs: number | null = null,
+    /** tokens the failed attempt still used (a refusal is billed) */
+    readonly usage: Usage | null = null,
   ) {
     super(message);
     this.name = "ProviderError";

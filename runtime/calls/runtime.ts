@@ -199,7 +199,7 @@ export class CallRuntime implements AgentRuntime {
         signal.removeEventListener("abort", onCancel);
       }
       const ms = performance.now() - t0;
-      accounting.attemptEnded(what, reply?.usage ?? null, ms);
+      accounting.attemptEnded(what, reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null), ms);
       if (reply !== null) {
         if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage) });
         return { ok: true, reply, attempts: attempt };

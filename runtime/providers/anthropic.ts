@@ -71,7 +71,7 @@ export class AnthropicProvider implements Provider {
     if (system.length > 0) params.system = system;
     const msg = await this.send(params, req.signal);
     if (msg.stop_reason === "refusal") {
-      throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId);
+      throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId, null, msg.usage);
     }
     return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId };
   }
@@ -125,6 +125,11 @@ export class AnthropicProvider implements Provider {
     } catch (err) {
       throw toProviderError(err);
     }
+    const requestId = (msg as { _request_id?: string | null } | null)?._request_id ?? null;
+    // A 200 whose body is not a message (null, an array, plain text) is a broken reply, retryable like a 5xx.
+    if (typeof msg !== "object" || msg === null || Array.isArray(msg) || !Array.isArray((msg as { content?: unknown }).content)) {
+      throw new ProviderError("spawn_failed", "the API answered 200 with a body that is not a message", true, 200, requestId);
+    }
     const u = msg.usage;
     const usage: Usage = {
       inputTokens: u?.input_tokens ?? 0,
@@ -132,8 +137,7 @@ export class AnthropicProvider implements Provider {
       cacheReadTokens: u?.cache_read_input_tokens ?? 0,
       cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
     };
-    const requestId = (msg as { _request_id?: string | null })._request_id ?? null;
-    return { content: msg.content ?? [], model: msg.model ?? params.model, stop_reason: msg.stop_reason, usage, requestId };
+    return { content: msg.content, model: msg.model ?? params.model, stop_reason: msg.stop_reason, usage, requestId };
   }
 }
 

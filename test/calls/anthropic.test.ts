@@ -187,10 +187,24 @@ describe("error values", () => {
     await expect.poll(() => standin.abandoned).toBe(1);
   });
 
-  it("a model refusal is rejected", async () => {
-    standin.enqueue({ type: "text", text: "", stopReason: "refusal" });
-    const { rt } = harness(provider());
+  it("a model refusal is rejected, and its tokens are still counted", async () => {
+    standin.enqueue({ type: "text", text: "", stopReason: "refusal", usage: { input_tokens: 7, output_tokens: 3 } });
+    const { rt, acc } = harness(provider());
     expect(errorOf(await rt.call(callReq(agent("a"), "t", null)))!.kind).toBe("rejected");
+    expect([acc.inputTokens, acc.outputTokens]).toEqual([7, 3]);
+  });
+
+  it.each([
+    ["null", "application/json"],
+    ["[1, 2]", "application/json"],
+    ["hello", "text/plain"],
+  ])("a 200 whose body is not a message (%s) is spawn_failed and retried, for calls and judges", async (body, contentType) => {
+    standin.enqueue({ type: "body", body, contentType }, { type: "text", text: "fine" }, { type: "body", body, contentType });
+    const { rt } = harness(provider());
+    expect(await rt.call(callReq(agent("a"), "t", null, { retry: 1 }))).toBe("fine");
+    // the judge's first attempt gets the broken body, its retry the stand-in's default verdict (true)
+    expect(await rt.judge(judgeReq("predicate", "ok?", null))).toBe(true);
+    expect(standin.requests.length).toBe(4);
   });
 });
 
