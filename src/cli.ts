@@ -39,7 +39,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .version(version, "-V, --version")
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => io.stderr.write(s),
+      // --help and --version answer what was asked, on stdout; usage mistakes go to stderr
+      writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
     .showHelpAfterError("(run 'vvm --help' for usage)");
@@ -64,10 +65,14 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
         .default("auto"),
     )
     .option("--script <file>", "scripted replies (YAML or JSON) for the script provider; implies --provider script")
-    .option("--concurrency <n>", "pmap calls in flight at once", positiveInt, 8)
+    .option("--concurrency <n>", "items each pmap runs at once (nested pmaps multiply)", positiveInt, 8)
     .option("--judge-model <model>", "model for predicates, semantic cases, choose and require", "haiku")
     .option("--trace <file>", "write one JSON event per call, judge and statement to this file")
-    .option("--lock-timeout <duration>", "longest wait for a memory lock before error(kind=\"locked\")", duration, 60_000)
+    .addOption(
+      new Option("--lock-timeout <duration>", "longest wait for a memory lock before error(kind=\"locked\"); a bare number is seconds")
+        .argParser(duration)
+        .default(60_000, "60s"),
+    )
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");

@@ -1,6 +1,7 @@
 // The call layer on its own: options, retry policy, backoff, timeouts, cancellation, memory sessions, traces.
 import { describe, expect, it } from "vitest";
 import type { MemoryPort, MemorySession } from "../../runtime/memory-port.ts";
+import { durationMs, MAX_DURATION_MS, parseDuration } from "../../runtime/duration.ts";
 import { parseScript, ScriptProvider } from "../../runtime/providers/script.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { makeError, VvmRaise, type Value } from "../../runtime/values.ts";
@@ -105,6 +106,15 @@ rules:
     expect(await rt.call(callReq(agent("a"), "t", null, { retry: 1 }))).toBe("done");
     expect(performance.now() - t0).toBeGreaterThanOrEqual(240);
     expect(trace.events.find((e) => e.retry_in_ms != null)?.retry_in_ms).toBe(250);
+  });
+
+  it("a timeout longer than Node's longest timer (about 24.8 days) still waits instead of firing at once", async () => {
+    expect(durationMs("1000h")).toBe(MAX_DURATION_MS);
+    expect(durationMs(2_147_484)).toBe(MAX_DURATION_MS);
+    expect(parseDuration("100000h")).toBe(MAX_DURATION_MS);
+    const p = script(`- { kind: agent, delay: 100ms, reply: late but fine }`);
+    const { rt } = harness(p);
+    expect(await rt.call(callReq(agent("a"), "t", null, { timeout: "1000h" }))).toBe("late but fine");
   });
 
   it("timeout= bounds each attempt end to end, even against a delay", async () => {

@@ -74,6 +74,16 @@ describe("vvm check", () => {
     expect(flag.stderr).toContain("unknown option '--frobnicate'");
   });
 
+  it("prints --help and --version on stdout, with defaults in the units the flags take", async () => {
+    const help = await runCli(["run", "--help"], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/\(default: 60s\)/);
+    expect(help.stderr).toBe("");
+    const version = await runCli(["--version"], {});
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
   it("colours only on a terminal, and never with NO_COLOR", async () => {
     prog = writeProgram({ "prog.vvm": `break\n` });
     const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
