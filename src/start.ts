@@ -12,6 +12,14 @@ export async function start(): Promise<void> {
     process.stderr.write("\nvvm: interrupted, stopping…\n");
     controller.abort();
   });
+  // A reader that goes away (`vvm run x.vvm | head`) is not an error of the program: stop writing quietly.
+  // Any other failure to write the exports (a full disk) is said on stderr; stderr's own failures can't be.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") return;
+    process.stderr.write(`vvm: cannot write to stdout (${err.code ?? err.message})\n`);
+    process.exitCode = EXIT.output;
+  });
+  process.stderr.on("error", () => {});
   try {
     process.exitCode = await main(process.argv.slice(2), {
       stdout: process.stdout,

@@ -43,7 +43,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   if (opts.trace) {
     const file = path.resolve(io.cwd, opts.trace);
     try {
-      fileTrace = new FileTrace(file);
+      fileTrace = new FileTrace(file, warn);
     } catch (err) {
       throw new UsageError(`--trace ${opts.trace}: cannot write the trace file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }

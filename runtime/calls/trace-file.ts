@@ -7,14 +7,17 @@ const FLUSH_BYTES = 64 * 1024;
 
 export class FileTrace implements TraceSink {
   readonly enabled = true;
-  private readonly fd: number;
+  private fd: number;
   private readonly start = performance.now();
   private buf: string[] = [];
   private bytes = 0;
   private closed = false;
 
-  /** Throws the fs error when the file cannot be created. */
-  constructor(file: string) {
+  /** Throws the fs error when the file cannot be created; `warn` hears of a later write failure. */
+  constructor(
+    private readonly file: string,
+    private readonly warn: (message: string) => void,
+  ) {
     this.fd = openSync(file, "w");
   }
 
@@ -33,14 +36,21 @@ export class FileTrace implements TraceSink {
     this.buf = [];
     this.bytes = 0;
     const bytes = Buffer.from(data, "utf8");
-    // writeSync may write less than asked; loop until the batch is out.
-    for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off);
+    try {
+      // writeSync may write less than asked; loop until the batch is out.
+      for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off);
+    } catch (err) {
+      // A full disk must not end a run that is otherwise fine: the trace stops, the program goes on.
+      this.closed = true;
+      this.warn(`--trace ${this.file}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the trace stops here`);
+    }
   }
 
   close(): void {
-    if (this.closed) return;
+    if (this.fd < 0) return;
     this.flush();
     this.closed = true;
     closeSync(this.fd);
+    this.fd = -1;
   }
 }

@@ -116,6 +116,15 @@ describe("trace and summary", () => {
     expect(out.stderr).toMatch(/^vvm: 1 call \(2 attempts\), 1 judge \(1 attempt\), tokens 7 in \/ 3 out, cache 0 read \/ 5 write, model time \d+\.\d\ds \[script\]\n$/);
   });
 
+  it("a trace file that stops accepting writes (a full disk) warns once and the run goes on", async () => {
+    const { cli, out } = io();
+    const layer = await createModelLayer(opts(cli, { provider: "sim", trace: "/dev/full" }));
+    for (let i = 0; i < 2000; i++) layer.trace.emit({ type: "stmt", line: i });
+    expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toMatch(/^\[sim:a\]/);
+    await layer.close();
+    expect(out.stderr.match(/--trace \/dev\/full: cannot write \(ENOSPC\); the trace stops here/g)).toHaveLength(1);
+  });
+
   it("without --trace the sink is disabled", async () => {
     const { cli } = io();
     const layer = await createModelLayer(opts(cli, { provider: "sim" }));

@@ -1,7 +1,32 @@
 // Bad input never crashes the process: deep recursion through nested expressions and builtins, huge lists.
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { closeSync, openSync } from "node:fs";
+import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { programFile } from "../support/program.ts";
+
+describe("writing the exports", () => {
+  const big = () => programFile("xs = range(200000)\nexport xs\n");
+
+  it("a reader that closes the pipe early (| head) ends the run quietly, exit 0", async () => {
+    const child = spawnCli(["run", big()]);
+    child.stdout!.once("data", () => child.stdout!.destroy());
+    const r = await collect(child);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toMatch(/EPIPE|Error|internal/);
+  });
+
+  it("stdout that cannot be written (a full disk) is said on stderr, exit 74", async () => {
+    const fd = openSync("/dev/full", "w");
+    try {
+      const r = await collect(spawnCli(["run", big()], { stdoutFd: fd }));
+      expect(r.code).toBe(74);
+      expect(r.stderr).toContain("vvm: cannot write to stdout (ENOSPC)");
+      expect(r.stderr).not.toMatch(/internal|    at /);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
 
 describe("robustness", () => {
   it("turns a JS stack overflow inside deeply nested expressions into a catchable thrown error", async () => {

@@ -17,6 +17,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   stderrIsTTY?: boolean;
   signal?: AbortSignal;
+  /** spawnCli only: a file descriptor for the child's stdout instead of a pipe */
+  stdoutFd?: number;
 }
 
 /** Environment for tests: no API key (sim is the default), no colours unless asked. */
@@ -51,7 +53,7 @@ export function spawnCli(args: string[], opts: CliOptions = {}) {
   return spawn(process.execPath, ["--import", import.meta.resolve("tsx"), path.join(ROOT, "src/main.ts"), ...args], {
     cwd: opts.cwd ?? ROOT,
     env: testEnv(opts.env),
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", opts.stdoutFd ?? "pipe", "pipe"],
   });
 }
 
@@ -59,7 +61,7 @@ export function collect(child: ReturnType<typeof spawnCli>): Promise<CliResult> 
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
+    child.stdout?.on("data", (d) => (stdout += d));
     child.stderr!.on("data", (d) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code, sig) => resolve({ code: code ?? (sig ? 128 : -1), stdout, stderr }));
