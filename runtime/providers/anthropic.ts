@@ -221,8 +221,11 @@ export function retryAfterMs(headers: Headers | undefined | null): number | null
   if (Number.isFinite(ms) && ms >= 0) return Math.round(ms);
   const raw = headers.get("retry-after");
   if (raw === null) return null;
-  const secs = Number.parseFloat(raw);
-  if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
+  // a number is seconds (a negative one is invalid: V8 would read "-5" as a date); otherwise an HTTP date
+  if (/^\s*[-+]?\d/.test(raw)) {
+    const secs = Number.parseFloat(raw);
+    return Number.isFinite(secs) && secs >= 0 ? Math.round(secs * 1000) : null;
+  }
   const at = Date.parse(raw);
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
 }

@@ -1,6 +1,6 @@
 // The anthropic provider through the real SDK against the local Messages API stand-in.
 import { describe, expect, it } from "vitest";
-import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
+import { AnthropicProvider, retryAfterMs } from "../../runtime/providers/anthropic.ts";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { useStandin } from "../support/fixtures.ts";
@@ -116,6 +116,16 @@ describe("error values", () => {
       expect(standin.requests.length).toBe(retried ? 3 : 1);
     });
   }
+
+  it("reads retry-after as seconds or an HTTP date; a negative or unreadable one is no hint", () => {
+    const h = (v: Record<string, string>) => new Headers(v);
+    expect(retryAfterMs(h({ "retry-after": "2" }))).toBe(2000);
+    expect(retryAfterMs(h({ "retry-after-ms": "150" }))).toBe(150);
+    expect(retryAfterMs(h({ "retry-after": "-5" }))).toBeNull();
+    expect(retryAfterMs(h({ "retry-after": "soon" }))).toBeNull();
+    const inTwoMinutes = new Date(Date.now() + 120_000).toUTCString();
+    expect(retryAfterMs(h({ "retry-after": inTwoMinutes }))).toBeGreaterThan(100_000);
+  });
 
   it("429 twice then success: the result is the reply and retry-after is honoured", async () => {
     standin.enqueue(
