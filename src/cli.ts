@@ -19,6 +19,11 @@ function packageVersion(): string {
 }
 const version = packageVersion();
 
+function nonBlank(value: string): string {
+  if (value.trim() === "") throw new InvalidArgumentError("expected a value, got an empty one");
+  return value;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
@@ -66,8 +71,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     )
     .option("--script <file>", "scripted replies (YAML or JSON) for the script provider; implies --provider script")
     .option("--concurrency <n>", "items each pmap runs at once (nested pmaps multiply)", positiveInt, 8)
-    .option("--judge-model <model>", "model for predicates, semantic cases, choose and require", "haiku")
-    .option("--trace <file>", "write one JSON event per call, judge and statement to this file")
+    .option("--judge-model <model>", "model for predicates, semantic cases, choose and require", nonBlank, "haiku")
+    .option("--trace <file>", "write one JSON event per call, judge and statement to this file", nonBlank)
     .addOption(
       new Option("--lock-timeout <duration>", "longest wait for a memory lock before error(kind=\"locked\"); a bare number is seconds")
         .argParser(duration)

@@ -42,6 +42,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   let fileTrace: FileTrace | null = null;
   if (opts.trace) {
     const file = path.resolve(io.cwd, opts.trace);
+    // opening the trace truncates it: never the program being run
+    if (file === path.resolve(opts.entryPath)) throw new UsageError(`--trace ${opts.trace}: that is the program itself; choose another file`);
     try {
       fileTrace = new FileTrace(file, warn);
     } catch (err) {

@@ -74,6 +74,9 @@ describe("provider selection", () => {
     await writeFile(path.join(dir, "bad.yaml"), "- reply: ok\n- verdict: perhaps\n");
     await expect(createModelLayer(opts(cli, { script: "bad.yaml" }))).rejects.toThrow('bad.yaml:2:12: rule 2: verdict: expected true, false or "uncertain"');
     await expect(createModelLayer(opts(cli, { provider: "sim", trace: "no/such/dir/t.jsonl" }))).rejects.toThrow(/--trace no\/such\/dir\/t.jsonl: cannot write the trace file \(ENOENT\)/);
+    await writeFile(path.join(dir, "prog.vvm"), "x = 1\n");
+    await expect(createModelLayer(opts(cli, { provider: "sim", trace: "prog.vvm" }))).rejects.toThrow("--trace prog.vvm: that is the program itself");
+    expect(await readFile(path.join(dir, "prog.vvm"), "utf8")).toBe("x = 1\n");
     const badUrl = io({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "notaurl" });
     await expect(createModelLayer(opts(badUrl.cli))).rejects.toThrow("ANTHROPIC_BASE_URL=notaurl is not a URL");
     const bad = io({ VVM_MAX_TOKENS: "lots" });

@@ -79,6 +79,11 @@ describe("vvm check", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/\(default: 60s\)/);
     expect(help.stderr).toBe("");
+    for (const flag of ["--judge-model", "--trace"]) {
+      const blank = await runCli(["run", flag, " ", "x.vvm"], {});
+      expect(blank.code).toBe(64);
+      expect(blank.stderr).toContain("expected a value, got an empty one");
+    }
     const version = await runCli(["--version"], {});
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
