@@ -8,6 +8,7 @@ export async function checkCommand(file: string, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
   const result = await checkProgram(abs);
+  if (io.signal.aborted) return EXIT.interrupted; // Ctrl-C during a long check: stop without a verdict
   printDiagnostics(result, io);
   return hasErrors(result.diagnostics) ? EXIT.invalid : EXIT.ok;
 }

@@ -24,6 +24,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   const checked = await checkProgram(abs);
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
+  // Ctrl-C while the program was being checked: nothing has run yet, so nothing runs
+  if (io.signal.aborted) return EXIT.interrupted;
 
   // Loaded only now: the provider SDK and the memory store cost start-up time that `vvm check` and
   // invalid programs never need.

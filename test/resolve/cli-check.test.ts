@@ -89,6 +89,17 @@ describe("vvm check", () => {
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it("Ctrl-C that arrives while a program is checked stops both commands with 130 before anything runs", async () => {
+    prog = writeProgram({ "prog.vvm": 'x = 1\nexport x\n' });
+    const ac = new AbortController();
+    ac.abort();
+    for (const cmd of ["check", "run"]) {
+      const r = await runCli([cmd, "prog.vvm"], { cwd: prog.dir, signal: ac.signal });
+      expect(r.code).toBe(130);
+      expect(r.stdout).toBe("");
+    }
+  });
+
   it("colours only on a terminal, and never with NO_COLOR", async () => {
     prog = writeProgram({ "prog.vvm": `break\n` });
     const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
