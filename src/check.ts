@@ -30,7 +30,7 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
       if (imp.isAgent && !ex.agents.has(imp.name)) {
         const hint = ex.values.has(imp.name) ? ` (it exports a value '${imp.name}': import it without @)` : "";
         diags.push(diagnostic("E090", `agent '@${imp.name}' is not exported by "${spec}"${hint}`, m.path, imp.nameSpan));
-      } else if (!imp.isAgent && !ex.values.has(imp.name)) {
+      } else if (!imp.isAgent && !ex.values.has(imp.name) && !ex.open) {
         const hint = ex.agents.has(imp.name) ? ` (it exports an agent: import @${imp.name})` : "";
         diags.push(diagnostic("E090", `'${imp.name}' is not exported by "${spec}"${hint}`, m.path, imp.nameSpan));
       }
@@ -81,9 +81,21 @@ function info(m: LoadedModule, program: Program, locals: ModuleInfo["locals"], n
 }
 
 /** Names a module exports: `export x`, `export @a`, and the keys of `export pack(a, k=v)` (dialect). */
-function exportsOf(program: Program): { values: Set<string>; agents: Set<string> } {
+/**
+ * What a module exports, as far as is known before it runs. `open`: an exported expression whose keys
+ * only the run decides (a call other than the standard `pack`, a name holding an object…), so importing
+ * a name that is not listed is left to the run.
+ */
+function exportsOf(program: Program): { values: Set<string>; agents: Set<string>; open: boolean } {
   const values = new Set<string>();
   const agents = new Set<string>();
+  let open = false;
+  const bound = moduleNames(program);
+  const agentNames = new Set<string>();
+  for (const s of program.body) {
+    if (s.kind === "AgentDecl") agentNames.add(s.name);
+    else if (s.kind === "FromImport" && s.isAgent) agentNames.add(s.alias ?? s.name);
+  }
   for (const s of program.body) {
     if (s.kind !== "Export") continue;
     const t = s.target;
@@ -92,13 +104,19 @@ function exportsOf(program: Program): { values: Set<string>; agents: Set<string>
         agents.add(t.name);
         break;
       case "name":
-        values.add(t.name);
+        // a bound name exports its value; a name that is only an agent is configuration (`import @name`)
+        if (agentNames.has(t.name)) agents.add(t.name);
+        if (bound.has(t.name) || !agentNames.has(t.name)) values.add(t.name);
         break;
       case "expr": {
         const e = t.expr;
-        if (e.kind === "Call" && e.callee.kind === "Name" && e.callee.name === "pack") {
+        if (e.kind === "Call" && e.callee.kind === "Name" && e.callee.name === "pack" && !bound.has("pack")) {
           for (const a of e.args) if (a.kind === "Name") values.add(a.name);
           for (const k of e.kwargs) values.add(k.name);
+        } else if (e.kind === "Object") {
+          for (const en of e.entries) values.add(en.key);
+        } else {
+          open = true;
         }
         break;
       }
@@ -108,7 +126,7 @@ function exportsOf(program: Program): { values: Set<string>; agents: Set<string>
       }
     }
   }
-  return { values, agents };
+  return { values, agents, open };
 }
 
 /** The declaration an exported agent name refers to, following re-exported imports. */

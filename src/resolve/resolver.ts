@@ -387,8 +387,9 @@ class Resolver {
         return;
       case "name":
         if (!this.useName(t.name, ctx)) {
-          const hint = this.agents.has(t.name) ? ` ('${t.name}' is an agent: export @${t.name})` : "";
-          this.report("W031", `exported value '${t.name}' is never assigned in this module${hint}`, t.nameSpan);
+          if (this.agents.has(t.name)) {
+            this.report("W031", `'${t.name}' is an agent, not a value: write export @${t.name} (importers use import @${t.name} either way)`, t.nameSpan);
+          } else this.report("W031", `exported value '${t.name}' is never assigned in this module`, t.nameSpan);
         }
         return;
       case "expr":
