@@ -2,6 +2,7 @@
 import type { IParserErrorMessageProvider, IToken, TokenType } from "chevrotain";
 import { EOF } from "./chevrotain.ts";
 import {
+  At,
   Colon,
   Comma,
   KW,
@@ -119,7 +120,10 @@ export const errorMessageProvider: IParserErrorMessageProvider = {
       CLOSE.has(expected) && actual.tokenType !== Comma && actual.tokenType !== Newline
         ? `',' or ${describeType(expected)}`
         : describeType(expected);
-    return `expected ${what}${mismatchContext(expected, ruleName, previous)}, found ${describeToken(actual)}`;
+    const message = `expected ${what}${mismatchContext(expected, ruleName, previous)}, found ${describeToken(actual)}`;
+    // `import @helper from "./x.vvm"` reads naturally but is not the form: say which one is
+    if (ruleName === "skillImport" && actual.tokenType === At) return `${message} (to import an agent, write from "./file.vvm" import @name)`;
+    return message;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {
     const t = firstRedundant.tokenType;

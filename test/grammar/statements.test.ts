@@ -212,6 +212,7 @@ describe("statement errors", () => {
       ["else:\n  pass\n", "E001 1:1 expected a statement, found 'else' (it must follow an if block)"],
       ["x = a.\n", "E001 1:7 expected a name in an expression, found NEWLINE"],
       ["try:\n  pass\nexcept:\n  pass\n", "E001 3:7 expected 'as', found ':'"],
+      ['import @helper from "./x.vvm"\n', "E001 1:8 expected a string in a skill import, found '@' (to import an agent, write from \"./file.vvm\" import @name)"],
     ];
     for (const [src, want] of cases) expect(parse(src, "t.vvm").diagnostics.map(brief)).toEqual([want]);
   });
