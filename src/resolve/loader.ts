@@ -90,7 +90,9 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
 /** Paths in messages: relative to the entry's directory when inside it. */
 export function displayName(p: string, entry: string): string {
   const rel = path.relative(path.dirname(entry), p);
-  return rel && !rel.startsWith("..") ? rel : p;
+  // beside or below the entry, or a step or two up (`../lib/m.vvm`): relative; farther away: absolute
+  const ups = rel.split(path.sep).filter((part) => part === "..").length;
+  return rel && !path.isAbsolute(rel) && ups <= 2 ? rel : p;
 }
 
 export { FILE_START };
