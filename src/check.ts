@@ -64,7 +64,8 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
         skills: moduleSkills.get(m.path) ?? new Set(),
         externallyUsed: externallyUsed.get(m.path) ?? new Set(),
       });
-      diags.push(...r.diagnostics);
+      // (a loop: a spread of 200,000 warnings would overflow the argument limit)
+      for (const d of r.diagnostics) diags.push(d);
       modules.set(m.path, info(m, program, r.locals, r.moduleNames));
     } catch (err) {
       // Tree walks recurse; absurd nesting that the parser accepted must still end in a diagnostic.

@@ -1,4 +1,6 @@
 // The CLI's view of the outside world, so commands can be tested in-process.
+import path from "node:path";
+
 export interface CliIO {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
@@ -15,6 +17,13 @@ export function useColor(io: CliIO): boolean {
   if (io.env.NO_COLOR !== undefined) return false;
   if (io.env.FORCE_COLOR === "0") return false;
   return io.stderrIsTTY;
+}
+
+/** Paths relative to the working directory when inside it, so editors can open them. */
+export function displayPath(p: string, io: CliIO): string {
+  if (!path.isAbsolute(p)) return p;
+  const rel = path.relative(io.cwd, p);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
 }
 
 export const EXIT = {

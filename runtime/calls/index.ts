@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
 import type { RunFlags } from "../../src/commands/run.ts";
-import { UsageError, useColor, type CliIO } from "../../src/io.ts";
+import { displayPath, UsageError, useColor, type CliIO } from "../../src/io.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../memory/index.ts";
@@ -67,6 +67,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     lockTimeoutMs: opts.lockTimeout,
     budgetTokens: opts.memoryBudget,
     warn,
+    showPath: (file) => displayPath(file, io),
   });
   const agents = new CallRuntime({
     provider,

@@ -66,7 +66,7 @@ function fill(scope: Scope, body: Stmt[], info: ModuleInfo, functions: Map<DefSt
     // The validator's local set is authoritative; scopeBindings below finds the same names plus their kinds.
     for (const n of info.locals.get(scope.def) ?? []) scope.add(n);
   }
-  scope.defs.push(...scopeDefs(body));
+  for (const d of scopeDefs(body)) scope.defs.push(d);
   const defCount = new Map<string, number>();
   const otherBound = new Set<string>(scope.def ? scope.def.params.map((p) => p.name) : []);
   for (const b of scopeBindings(body)) {

@@ -20,6 +20,8 @@ export interface MemoryStoreOptions {
   /** token budget for retained facts in the Memory Context */
   budgetTokens: number;
   warn: (message: string) => void;
+  /** how a program's path appears in warnings (the CLI: relative to the working directory) */
+  showPath?: (file: string) => string;
   /** age after which a lock left by a dead process is taken over (default 10 s, at least 2 s) */
   staleMs?: number;
   /** file layer; tests substitute one that fails */
@@ -122,7 +124,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   }
 
   function warnAt(loc: MemoryLocation, prov: MemoryProvenance | null, message: string) {
-    const where = prov ? `${prov.site.path}:${prov.site.span.line}: ` : "";
+    const where = prov ? `${(opts.showPath ?? String)(prov.site.path)}:${prov.site.span.line}: ` : "";
     opts.warn(`${where}${label(loc)}: ${message}`);
   }
 

@@ -1,8 +1,8 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
 import { checkProgram } from "../check.ts";
 import { hasErrors } from "../diagnostics.ts";
-import { EXIT, UsageError, useColor, type CliIO } from "../io.ts";
-import { printDiagnostics, displayPath, resolveProgramFile } from "./report.ts";
+import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
+import { printDiagnostics, resolveProgramFile } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { jsonObject, makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";

@@ -39,10 +39,10 @@ export function computedParts(root: Expr, isConstructor: (name: string) => boole
         if (!e.template.parts.every((p) => p.kind === "text")) out.push(e);
         break;
       case "List":
-        stack.push(...e.items);
+        for (const it of e.items) stack.push(it);
         break;
       case "Object":
-        stack.push(...e.entries.map((en) => en.value));
+        for (const en of e.entries) stack.push(en.value);
         break;
       case "Binary":
       case "Logical":
@@ -53,7 +53,8 @@ export function computedParts(root: Expr, isConstructor: (name: string) => boole
         break;
       case "Call":
         if (e.callee.kind === "Name" && CONSTRUCTORS.has(e.callee.name) && isConstructor(e.callee.name)) {
-          stack.push(...e.args, ...e.kwargs.map((k) => k.value));
+          for (const a of e.args) stack.push(a);
+          for (const k of e.kwargs) stack.push(k.value);
         } else out.push(e);
         break;
       case "Name":

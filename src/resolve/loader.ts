@@ -45,7 +45,7 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
 
   const load = async (file: string, source: string): Promise<void> => {
     const parsed = parse(source, file); // never throws: every failure is a diagnostic
-    diagnostics.push(...parsed.diagnostics);
+    for (const d of parsed.diagnostics) diagnostics.push(d);
     const mod: LoadedModule = {
       path: file,
       source,

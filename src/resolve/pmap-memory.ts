@@ -77,7 +77,7 @@ function flatten(body: readonly Stmt[]): Stmt[] {
     if (s.kind === "Def") continue;
     out.push(s);
     const blocks = innerBlocks(s);
-    for (let i = blocks.length - 1; i >= 0; i--) stack.push(...[...blocks[i]].reverse());
+    for (let i = blocks.length - 1; i >= 0; i--) for (let j = blocks[i].length - 1; j >= 0; j--) stack.push(blocks[i][j]);
   }
   return out;
 }
@@ -112,7 +112,7 @@ function agentCalls(stmts: readonly Stmt[]): AgentCall[] {
   while (stack.length > 0) {
     const e = stack.pop()!;
     if (e.kind === "AgentCall") out.push(e);
-    stack.push(...childExprs(e));
+    for (const c of childExprs(e)) stack.push(c);
   }
   return out.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
 }

@@ -548,8 +548,8 @@ function namesIn(e: Expr): { name: string; span: Span }[] {
   while (stack.length > 0) {
     const x = stack.pop()!;
     if (x.kind === "Name") out.push({ name: x.name, span: x.span });
-    if (x.kind === "TemplateExpr") out.push(...placeholderRoots(x.template));
-    stack.push(...childExprs(x));
+    if (x.kind === "TemplateExpr") for (const r of placeholderRoots(x.template)) out.push(r);
+    for (const c of childExprs(x)) stack.push(c);
   }
   return out;
 }

@@ -71,7 +71,7 @@ export function mentionsAny(e: Expr, names: ReadonlySet<string>): boolean {
     if (x.kind === "Name" && names.has(x.name)) return true;
     if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent" && names.has(x.agent.name)) return true;
     for (const t of ownTemplates(x)) if (placeholderRoots(t).some((p) => names.has(p.name))) return true;
-    stack.push(...childExprs(x));
+    for (const c of childExprs(x)) stack.push(c);
   }
   return false;
 }

@@ -100,6 +100,15 @@ describe("vvm check", () => {
     }
   });
 
+  it("a flat 200,000-line program checks (no false 'nested too deeply'), printing 50 of each code and a count", async () => {
+    prog = writeProgram({ "flat.vvm": Array.from({ length: 200_000 }, (_, i) => `x${i} = 2\n`).join("") });
+    const r = await runCli(["check", "flat.vvm"], { cwd: prog.dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain("E001");
+    expect(r.stderr.match(/: W030 /g)).toHaveLength(50);
+    expect(r.stderr).toMatch(/flat\.vvm: 199950 more W030 not shown\n$/);
+  }, 60_000);
+
   it("colours only on a terminal, and never with NO_COLOR", async () => {
     prog = writeProgram({ "prog.vvm": `break\n` });
     const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
