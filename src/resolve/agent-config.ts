@@ -3,6 +3,8 @@ import type { Expr, KwArg, ObjectLit } from "../ast.ts";
 import { durationMs, parseDuration } from "../../runtime/duration.ts";
 import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/calls/options.ts";
 import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";
+import { perm } from "../../stdlib/basics.ts";
+import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { isLambda } from "./scopes.ts";
 
 /** Portable agent configuration keys (LANGUAGE.md §3); others warn W020 and pass through. */
@@ -127,8 +129,56 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
       return [];
     case "memory":
       return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
+    case "permissions":
+      return permProblems(v);
     default:
       return [];
+  }
+}
+
+/**
+ * A literal `perm(...)`: run the standard library's own `perm` on the literal arguments, so the check and
+ * the run agree word for word (the run would raise while configuring agents, before any statement).
+ */
+function permProblems(v: Expr): ValueProblem[] {
+  if (v.kind !== "Call" || v.callee.kind !== "Name" || v.callee.name !== "perm") return [];
+  const args = v.args.map(literalValue);
+  const kwargs = new Map<string, Value | undefined>(v.kwargs.map((k) => [k.name, literalValue(k.value)]));
+  if (args.includes(undefined) || [...kwargs.values()].includes(undefined)) return [];
+  try {
+    perm(args as Value[], kwargs as Map<string, Value>, null, { path: "", span: v.span });
+    return [];
+  } catch (err) {
+    if (!(err instanceof VvmRaise)) throw err;
+    // (the raise's message is "thrown: <what perm said>")
+    return [{ at: v, message: `${err.message.replace(/^thrown: /, "")} (the run would stop here, while configuring agents)` }];
+  }
+}
+
+/** The value of a literal expression (unit, booleans, numbers, strings, lists and objects of them), or undefined. */
+function literalValue(e: Expr): Value | undefined {
+  switch (e.kind) {
+    case "Unit":
+      return null;
+    case "Bool":
+    case "Number":
+    case "String":
+      return e.value;
+    case "List": {
+      const items = e.items.map(literalValue);
+      return items.includes(undefined) ? undefined : (items as Value[]);
+    }
+    case "Object": {
+      const out = new Map<string, Value>();
+      for (const en of e.entries) {
+        const x = literalValue(en.value);
+        if (x === undefined) return undefined;
+        out.set(en.key, x);
+      }
+      return out;
+    }
+    default:
+      return literalString(e) ?? undefined;
   }
 }
 
@@ -163,7 +213,7 @@ function memoryProblems(o: ObjectLit, partial: boolean): ValueProblem[] {
   }
   if (scopeValue === "path" && !pathEntry && !partial) out.push({ at: o, message: "memory scope \"path\" needs a 'path'" });
   if (scopeValue !== null && scopeValue !== "path" && pathEntry) {
-    out.push({ at: pathEntry.value, message: `memory 'path' is only used with scope "path"` });
+    out.push({ at: pathEntry.value, message: `memory 'path' is only allowed with scope "path"; calls on this agent return error(kind="rejected")` });
   }
   return out;
 }
