@@ -36,6 +36,8 @@ export const CODES = {
   W022: "repeated agent configuration key",
   W030: "unused variable",
   W031: "exported value never assigned",
+  /** project addition: a name nothing binds (spec/diagnostics.md) */
+  W032: "unknown name",
   /** project addition: pmap'd function continues a memory shared by every item (spec/diagnostics.md) */
   W040: "pmap over a shared memory key",
   /** project addition: agent-call option the runtime ignores (spec/diagnostics.md) */

@@ -56,6 +56,9 @@ class Scope {
   }
 }
 
+/** Python words a newcomer types, and what VVM spells instead. */
+const PYTHON_SPELLINGS: Record<string, string> = { True: "true", False: "false", None: "()" };
+
 interface Ctx {
   scope: Scope;
   /** directly in the module body (not in a block, not in a def) */
@@ -376,6 +379,20 @@ class Resolver {
     }
   }
 
+  /** set while an `export <expression>` is walked: its unknown names are W031, as for `export name` */
+  private exporting = false;
+
+  /** W032 (W031 in an export): a name that is no binding, import, function, agent or standard function. */
+  private unknownName(name: string, span: Span): void {
+    if (this.exporting) {
+      this.report("W031", `'${name}', used in the exported expression, is never assigned in this module`, span);
+      return;
+    }
+    const python = PYTHON_SPELLINGS[name];
+    const hint = python ? ` (VVM writes ${python})` : "";
+    this.report("W032", `unknown name '${name}': nothing assigns, imports or defines it, and it is no standard function${hint}; reaching it raises thrown`, span);
+  }
+
   private misplaced(what: string, span: Span): void {
     this.report("E001", `${what} are only allowed at module level`, span);
   }
@@ -393,12 +410,9 @@ class Resolver {
         }
         return;
       case "expr":
+        this.exporting = true;
         this.walkExpr(t.expr, ctx);
-        for (const n of namesIn(t.expr)) {
-          if (!this.isUserName(n.name, ctx) && !isStdlibName(n.name) && !this.agents.has(n.name)) {
-            this.report("W031", `'${n.name}', used in the exported expression, is never assigned in this module`, n.span);
-          }
-        }
+        this.exporting = false;
         return;
       default: {
         const never: never = t;
@@ -428,7 +442,7 @@ class Resolver {
   private walkExpr(e: Expr, ctx: Ctx): void {
     switch (e.kind) {
       case "Name":
-        this.useName(e.name, ctx);
+        if (!this.useName(e.name, ctx) && !isStdlibName(e.name) && !this.agents.has(e.name)) this.unknownName(e.name, e.span);
         return;
       case "TemplateExpr":
         this.checkTemplate(e.template, ctx);
