@@ -208,7 +208,7 @@ export class VvmParser extends EmbeddedActionsParser {
         const end = this.LA(1).startOffset;
         // (the lambdas created in the statement are checked with it: their bodies live in those defs)
         if (!(end - start < MAX_AST_DEPTH) && depthExceeds([s, ...this.pendingLambdas.slice(mark)], MAX_AST_DEPTH)) {
-          this.report("E001", `statement nested deeper than ${MAX_AST_DEPTH} levels is not supported`, s.span);
+          this.report("E001", `statement nested deeper than ${MAX_AST_DEPTH} levels is not supported (a chain of ${MAX_AST_DEPTH} operators, calls or member accesses counts as that deep: split it up)`, s.span);
           this.pendingLambdas.length = mark;
           return;
         }

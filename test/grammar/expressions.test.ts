@@ -265,13 +265,13 @@ describe("lambda (dialect)", () => {
 describe("limits", () => {
   it("refuses a statement whose tree is deeper than the limit, without overflowing", () => {
     const r = parse("x = " + Array(3000).fill("a").join(" + ") + "\ny = 1\n", "t.vvm");
-    expect(r.diagnostics.map(brief)).toEqual(["E001 1:1 statement nested deeper than 1000 levels is not supported"]);
+    expect(r.diagnostics.map(brief)).toEqual(["E001 1:1 statement nested deeper than 1000 levels is not supported (a chain of 1000 operators, calls or member accesses counts as that deep: split it up)"]);
     expect(shape(r.program!.body)).toEqual([{ kind: "Assign", target: "y", value: num(1) }]);
   });
 
   it("checks the depth of lambda bodies too", () => {
     const r = parse("f = lambda x: " + Array(3000).fill("x").join(" + ") + "\n", "t.vvm");
-    expect(r.diagnostics.map(brief)).toEqual(["E001 1:1 statement nested deeper than 1000 levels is not supported"]);
+    expect(r.diagnostics.map(brief)).toEqual(["E001 1:1 statement nested deeper than 1000 levels is not supported (a chain of 1000 operators, calls or member accesses counts as that deep: split it up)"]);
     expect(r.program === null || r.program.body.length === 0).toBe(true);
   });
 
