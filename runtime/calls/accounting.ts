@@ -71,10 +71,11 @@ export class Accounting {
   /** One line: calls, judges, tokens in/out, cache reads/writes, total model latency. */
   summary(provider: string): string {
     const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    // "4 calls, 1 failed (14 attempts)": the failures are calls, not attempts
     const failed = (n: number) => (n > 0 ? `, ${n} failed` : "");
     return (
-      `vvm: ${plural(this.calls, "call")} (${plural(this.callAttempts, "attempt")}${failed(this.failedCalls)}), ` +
-      `${plural(this.judges, "judge")} (${plural(this.judgeAttempts, "attempt")}${failed(this.failedJudges)}), ` +
+      `vvm: ${plural(this.calls, "call")}${failed(this.failedCalls)} (${plural(this.callAttempts, "attempt")}), ` +
+      `${plural(this.judges, "judge")}${failed(this.failedJudges)} (${plural(this.judgeAttempts, "attempt")}), ` +
       `tokens ${this.inputTokens} in / ${this.outputTokens} out, ` +
       `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ` +
       `model time ${(this.latencyMs / 1000).toFixed(2)}s [${provider}]`
