@@ -25,6 +25,7 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import path from "node:path";
 import writeFileAtomic from "write-file-atomic";
 
 let tmpCounter = 0;
@@ -56,30 +57,46 @@ function isENOENT(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
+/**
+ * Open for reading without blocking (a FIFO put where a memory file belongs would block a plain open
+ * forever, and the event loop with it) and insist on a regular file. Throws ENOENT when missing.
+ */
+function openRegular(file: string): { fd: number; size: number } {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path.basename(file)} is not a regular file`), { code: "not a regular file" });
+    return { fd, size: st.size };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
 export const nodeFs: MemoryFs = {
   async readFile(file) {
+    let opened: { fd: number; size: number };
     try {
-      return readFileSync(file);
+      opened = openRegular(file);
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
+    }
+    try {
+      return readFileSync(opened.fd);
+    } finally {
+      closeSync(opened.fd);
     }
   },
   async openRead(file) {
-    let fd: number;
+    let opened: { fd: number; size: number };
     try {
-      fd = openSync(file, constants.O_RDONLY);
+      opened = openRegular(file);
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
     }
-    let size: number;
-    try {
-      size = fstatSync(fd).size;
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
+    const { fd, size } = opened;
     return {
       size,
       async read(start, length) {

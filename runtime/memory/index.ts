@@ -150,7 +150,14 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   }
 
   async function readMeta(loc: MemoryLocation): Promise<Meta | null> {
-    const raw = await fs.readFile(paths(loc).meta);
+    let raw: Buffer | null;
+    try {
+      raw = await fs.readFile(paths(loc).meta);
+    } catch (err) {
+      // derived, so never a reason to refuse a call: a directory or FIFO in its place is ignored like bad JSON
+      warnOnce(loc, "meta", `meta.json cannot be read (${code(err)}); it is ignored and rebuilt on the next update`);
+      return null;
+    }
     if (raw === null) return null;
     try {
       const m = JSON.parse(raw.toString("utf8")) as Meta;
@@ -191,7 +198,10 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     }
     if (parsed.unusable) warnOnce(loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);
     for (const note of parsed.notes) warnOnce(loc, `note:${hash}:${note}`, note);
-    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq: Math.max(scan.last?.seq ?? 0, meta?.last_seq ?? 0) };
+    // The ledger numbers itself: one more than its last readable entry. meta.json's count only stands in
+    // when the ledger has lines but none readable near its end; an empty (or deleted) ledger starts at 1.
+    const seq = scan.last?.seq ?? (scan.size > 0 ? (meta?.last_seq ?? 0) : 0);
+    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq };
     if (!writing) return { state, retains: scan.retains };
 
     const prv = provenance(prov);

@@ -33,6 +33,11 @@ export interface LedgerEntry {
 
 /** Chunk size for backward reads. */
 const CHUNK = 64 * 1024;
+/**
+ * Longer than any entry the runtime writes: a digest of at most 100,000 characters (the highest
+ * digest_limit) and 20 × 500 retain characters, even at six JSON bytes per character.
+ */
+const MAX_ENTRY_BYTES = 2 * 1024 * 1024;
 
 export interface TailScan {
   /** file size at the time of the scan */
@@ -87,7 +92,7 @@ export interface TailCache {
  * that only lacks its line break (an editor that drops the final newline); null otherwise.
  */
 export async function wholeTail(fs: MemoryFs, file: string, size: number, tornBytes: number): Promise<LedgerEntry | null> {
-  if (tornBytes === 0 || tornBytes > CHUNK) return null;
+  if (tornBytes === 0 || tornBytes > MAX_ENTRY_BYTES) return null;
   const h = await fs.openRead(file);
   if (h === null) return null;
   try {
@@ -259,7 +264,10 @@ async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: numbe
     if (first) {
       const nl = buf.lastIndexOf(0x0a);
       if (nl < 0 && start > 0) {
-        // a torn line longer than a chunk: keep reading to find where it starts
+        // a torn line longer than a chunk: keep reading to find where it starts, holding none of it
+        // (a torn tail is never cached, and it may be gigabytes)
+        keep = false;
+        chunks.length = 0;
         pos = start;
         continue;
       }

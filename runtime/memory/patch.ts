@@ -184,13 +184,21 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
       return out;
     }
   }
-  // settings are a mapping (or nothing); other YAML between two `---` lines (a title between two rules) is Markdown
-  if (fm === null || (data !== null && (typeof data !== "object" || Array.isArray(data)))) {
+  // Settings are a mapping, or nothing at all (`---` twice). Anything else between two `---` lines is
+  // Markdown: a title between two rules, and a `# heading` there too (YAML reads it as a comment, null,
+  // which gray-matter hands back as {} — so an empty mapping counts only when the block is empty or `{}`).
+  const isMapping = typeof data === "object" && data !== null && !Array.isArray(data);
+  const yaml = fm?.yaml.trim();
+  const settingsBlock = fm !== null && isMapping && (Object.keys(data as object).length > 0 || yaml === "" || yaml === "{}");
+  if (!settingsBlock) {
     out.body = text;
   } else {
     out.prefix = fm.prefix;
     out.body = fm.body;
     const settings = (data ?? {}) as Record<string, unknown>;
+    for (const k of Object.keys(settings)) {
+      if (k !== "digest_limit" && k !== "read_only") out.notes.push(`front matter setting '${k}' is not known (digest_limit, read_only); it is ignored`);
+    }
     if (Object.hasOwn(settings, "digest_limit")) {
       const n = settings.digest_limit;
       if (typeof n === "number" && Number.isInteger(n) && n > 0 && n <= MAX_DIGEST_LIMIT) out.settings.digestLimit = n;

@@ -135,6 +135,16 @@ describe("parseDigest", () => {
       expect(d).toMatchObject({ prefix: "", body: text, unusable: null });
     }
     expect(parseDigest(buf("---\n---\nbody"))).toMatchObject({ prefix: "---\n---\n", body: "body" });
+    // YAML reads a `# heading` as a comment and `~` as null: still Markdown, not an empty settings block
+    for (const text of ["---\n# Release Notes\n---\nbody\n", "---\n~\n---\nbody\n"]) {
+      expect(parseDigest(buf(text))).toMatchObject({ prefix: "", body: text });
+    }
+  });
+
+  it("names settings it does not know, and ignores them", () => {
+    const d = parseDigest(buf("---\nStatus: all green\nread_only: true\n---\nbody"));
+    expect(d.settings.readOnly).toBe(true);
+    expect(d.notes).toEqual(["front matter setting 'Status' is not known (digest_limit, read_only); it is ignored"]);
   });
 
   it("treats a lone leading rule as body text", () => {

@@ -1,4 +1,5 @@
 import { appendFile, mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
@@ -339,6 +340,37 @@ describe("ledger recovery", () => {
       [3, "patch"],
     ]);
     expect(warnings.join("\n")).toMatch(/added the missing line break after entry 2/);
+  });
+
+  it("keeps a last entry of the largest size the runtime writes (well over one 64 KiB read) that lost its line break", async () => {
+    const { store } = makeStore(dir);
+    const digest = "漢".repeat(11_999);
+    const retain = Array.from({ length: 20 }, (_, i) => `${i}` + "事".repeat(498));
+    await call(store, "k", patchReply({ digest, retain }));
+    const file = path.join(memDir(dir, "k"), "ledger.jsonl");
+    expect((await stat(file)).size).toBeGreaterThan(64 * 1024);
+    await truncate(file, (await stat(file)).size - 1);
+    await call(store, "k", "no change");
+    const { entries } = await ledger(dir, "k");
+    expect(entries.map((e) => e.kind)).toEqual(["patch"]);
+    expect(entries[0].retain).toEqual(retain);
+  });
+
+  it("a FIFO where meta.json or ledger.jsonl belongs never blocks: meta is ignored, the ledger refuses the call", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "m", patchReply({ digest: "v1" }));
+    await call(store, "l", patchReply({ digest: "v1" }));
+    const fifo = (p: string) => execFileSync("mkfifo", [p]);
+    await rm(path.join(memDir(dir, "m"), "meta.json"));
+    fifo(path.join(memDir(dir, "m"), "meta.json"));
+    await call(store, "m", patchReply({ retain: ["still works"] }));
+    expect((await ledger(dir, "m")).entries.at(-1)?.retain).toEqual(["still works"]);
+    expect(warnings.join("\n")).toMatch(/meta.json cannot be read \(not a regular file\)/);
+    await rm(path.join(memDir(dir, "l"), "ledger.jsonl"));
+    fifo(path.join(memDir(dir, "l"), "ledger.jsonl"));
+    const out = await store.open(binding("l"), prov(), new AbortController().signal);
+    expect(errorOf(out as never)).toMatchObject({ kind: "rejected" });
+    expect(errorOf(out as never)!.message).toMatch(/ledger.jsonl is not a regular file|not a regular file/);
   });
 
   it("reports an unreadable line in the middle and keeps it", async () => {
