@@ -10,8 +10,17 @@ export interface TmpProgram {
   cleanup(): void;
 }
 
+/** Directories their test did not clean up: `test/support/setup.ts` removes them after each test file. */
+const leftover = new Set<string>();
+
+export function removeLeftoverPrograms(): void {
+  for (const dir of leftover) rmSync(dir, { recursive: true, force: true });
+  leftover.clear();
+}
+
 export function writeProgram(files: Record<string, string | Uint8Array>): TmpProgram {
   const dir = mkdtempSync(path.join(tmpdir(), "vvm-test-"));
+  leftover.add(dir);
   for (const [rel, content] of Object.entries(files)) {
     const abs = path.join(dir, rel);
     mkdirSync(path.dirname(abs), { recursive: true });
@@ -20,7 +29,10 @@ export function writeProgram(files: Record<string, string | Uint8Array>): TmpPro
   return {
     dir,
     file: (rel) => path.join(dir, rel),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      rmSync(dir, { recursive: true, force: true });
+      leftover.delete(dir);
+    },
   };
 }
 
