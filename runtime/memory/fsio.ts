@@ -19,6 +19,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  lstatSync,
   statSync,
   truncateSync,
   unlinkSync,
@@ -57,15 +58,23 @@ function isENOENT(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
+const notRegular = (file: string) => Object.assign(new Error(`${path.basename(file)} is not a regular file`), { code: "not a regular file" });
+
 /**
  * Open for reading without blocking (a FIFO put where a memory file belongs would block a plain open
- * forever, and the event loop with it) and insist on a regular file. Throws ENOENT when missing.
+ * forever, and the event loop with it) and insist on a regular file, never through a symbolic link (a
+ * cloned repository could point digest.md at any file of the user's). Throws ENOENT when missing.
  */
 function openRegular(file: string): { fd: number; size: number } {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === "ELOOP" ? notRegular(file) : err;
+  }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw Object.assign(new Error(`${path.basename(file)} is not a regular file`), { code: "not a regular file" });
+    if (!st.isFile()) throw notRegular(file);
     return { fd, size: st.size };
   } catch (err) {
     closeSync(fd);
@@ -115,7 +124,7 @@ export const nodeFs: MemoryFs = {
     };
   },
   async append(file, data) {
-    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
+    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
     try {
       let off = 0;
       while (off < data.length) off += writeSync(fd, data, off, data.length - off);
@@ -160,7 +169,7 @@ export const nodeFs: MemoryFs = {
   },
   async stat(file) {
     try {
-      const st = statSync(file);
+      const st = lstatSync(file); // a symbolic link is not a regular file here
       return { size: st.size, regular: st.isFile() };
     } catch (err) {
       if (isENOENT(err)) return null;

@@ -1,10 +1,10 @@
-import { mkdir, symlink } from "node:fs/promises";
+import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { BindingError, escapeKey, resolveBinding, unescapeKey, verifyContainment } from "../../runtime/memory/keys.ts";
 import { obj } from "../../runtime/values.ts";
-import { binding, makeStore, prov, tempDir } from "./helpers.ts";
+import { binding, call, ledger, makeStore, memDir, patchReply, prov, tempDir } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
 const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
@@ -123,6 +123,29 @@ describe("bindings", () => {
       const r = await store.open(binding("evil"), prov(), new AbortController().signal);
       expect(errorOf(r)?.kind).toBe("rejected");
       expect(errorOf(r)?.message).toMatch(/symbolic link/);
+    });
+
+    it("never reads or writes through a symbolic link inside the memory directory", async () => {
+      const t = await tempDir();
+      cleanup = t.cleanup;
+      const { store, warnings } = makeStore(t.dir);
+      await call(store, "d", patchReply({ digest: "v1" }));
+      await call(store, "l", patchReply({ digest: "v1" }));
+      const victim = path.join(t.dir, "bashrc");
+      await writeFile(victim, "export PATH=/usr/bin\n");
+      const digest = path.join(memDir(t.dir, "d"), "digest.md");
+      await rm(digest);
+      await symlink(victim, digest);
+      await call(store, "d", patchReply({ digest: "model text", retain: ["kept"] }));
+      expect(await readFile(victim, "utf8")).toBe("export PATH=/usr/bin\n");
+      expect(warnings.join("\n")).toMatch(/digest.md is not a regular file/);
+      expect((await ledger(t.dir, "d")).entries.at(-1)?.retain).toEqual(["kept"]);
+      const led = path.join(memDir(t.dir, "l"), "ledger.jsonl");
+      await rm(led);
+      await symlink(victim, led);
+      const r = await store.open(binding("l"), prov(), new AbortController().signal);
+      expect(errorOf(r)?.kind).toBe("rejected");
+      expect(await readFile(victim, "utf8")).toBe("export PATH=/usr/bin\n");
     });
   });
 });
