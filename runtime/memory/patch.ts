@@ -100,8 +100,9 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     if (typeof d !== "string") return { ok: false, reason: `"digest" must be a string, got ${jsonType(d)}` };
     if (d.length > digestLimit) return { ok: false, reason: `"digest" is ${d.length} characters; the limit is ${digestLimit}` };
     if (d.includes("\0")) return { ok: false, reason: `"digest" contains a NUL character` };
-    // (the digest may become the file's start, and a BOM there is dropped when digest.md is read)
-    if (/^\uFEFF*---[ \t]*\r?\n/.test(d)) return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
+    // Judged exactly as digest.md is read (a BOM dropped first): a settings block is refused, while a
+    // Markdown rule or a title between two rules is ordinary text the model may write back.
+    if (parseDigest(Buffer.from(d, "utf8")).prefix !== "") return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
     patch.digest = d;
   }
   if ("retain" in o) {

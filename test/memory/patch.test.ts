@@ -53,6 +53,12 @@ describe("parsePatch", () => {
     expect(ok("{}")).toEqual({ ok: true, patch: { retain: [] } });
   });
 
+  it("accepts a digest that starts with a Markdown rule or a title between rules (not settings)", () => {
+    for (const digest of ["---\nMy Title\n---\nbody", "---\nonly a rule above\n", "---\n# Heading\n---\n"]) {
+      expect(ok(JSON.stringify({ digest }))).toEqual({ ok: true, patch: { digest, retain: [] } });
+    }
+  });
+
   it("rejects malformed JSON without quoting it", () => {
     const r = ok('{"digest": "sk-secret-value" oops}');
     expect(r.ok).toBe(false);
