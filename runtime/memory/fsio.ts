@@ -63,13 +63,14 @@ const notRegular = (file: string) => Object.assign(new Error(`${path.basename(fi
 /**
  * Open for reading without blocking (a FIFO put where a memory file belongs would block a plain open
  * forever, and the event loop with it) and insist on a regular file, never through a symbolic link (a
- * cloned repository could point digest.md at any file of the user's). Throws ENOENT when missing.
+ * cloned repository could point digest.md at any file of the user's). Null when the file does not exist.
  */
-function openRegular(file: string): { fd: number; size: number } {
+function openRegular(file: string): { fd: number; size: number } | null {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (err) {
+    if (isENOENT(err)) return null;
     throw (err as NodeJS.ErrnoException).code === "ELOOP" ? notRegular(file) : err;
   }
   try {
@@ -84,13 +85,8 @@ function openRegular(file: string): { fd: number; size: number } {
 
 export const nodeFs: MemoryFs = {
   async readFile(file) {
-    let opened: { fd: number; size: number };
-    try {
-      opened = openRegular(file);
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
+    const opened = openRegular(file);
+    if (opened === null) return null;
     try {
       return readFileSync(opened.fd);
     } finally {
@@ -98,13 +94,8 @@ export const nodeFs: MemoryFs = {
     }
   },
   async openRead(file) {
-    let opened: { fd: number; size: number };
-    try {
-      opened = openRegular(file);
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
+    const opened = openRegular(file);
+    if (opened === null) return null;
     const { fd, size } = opened;
     return {
       size,
