@@ -1,18 +1,17 @@
 // Property: whatever the parser makes of a mutated program, the resolver returns diagnostics and never throws.
 // Mutations of real programs (conformance cases and examples) reach far more tree shapes than random text.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse } from "../../grammar/index.ts";
 import { resolveModule } from "../../src/resolve/resolver.ts";
 import { ROOT } from "../support/cli.ts";
+import { programsIn } from "../support/examples.ts";
 
 function programs(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith(".vvm"))
-    .map((f) => readFileSync(path.join(dir, f), "utf8"));
+  return programsIn(dir).map((f) => readFileSync(f, "utf8"));
 }
 
 const SEEDS = [...programs(path.join(ROOT, "test/conformance/check")), ...programs(path.join(ROOT, "test/conformance/run"))];

@@ -20,10 +20,13 @@ export function copyReferenceExamples(): string {
   return dir;
 }
 
-/** Top-level `.vvm` programs of a directory, sorted (modules in subfolders are not programs). */
+/**
+ * Top-level `.vvm` programs of a directory, sorted (modules in subfolders are not programs, and neither is
+ * the `.vvm` memory folder a run of the README's memory example leaves beside them).
+ */
 export function programsIn(dir: string): string[] {
   return readdirSync(dir)
-    .filter((f) => f.endsWith(".vvm"))
+    .filter((f) => /^[^.].*\.vvm$/.test(f))
     .sort()
     .map((f) => path.join(dir, f));
 }
