@@ -19,7 +19,6 @@ import {
   readFileSync,
   readSync,
   renameSync,
-  lstatSync,
   statSync,
   truncateSync,
   unlinkSync,
@@ -38,9 +37,9 @@ export interface ReadHandle {
 }
 
 export interface MemoryFs {
-  /** file contents, or null when the file does not exist */
+  /** file contents, or null when the file does not exist; a link, directory or FIFO throws NOT_REGULAR */
   readFile(file: string): Promise<Buffer | null>;
-  /** an open handle for positioned reads, or null when the file does not exist */
+  /** an open handle for positioned reads, or null when the file does not exist; a link, directory or FIFO throws NOT_REGULAR */
   openRead(file: string): Promise<ReadHandle | null>;
   /** append `data` (one complete line) with a single write (looping only on a short write), then fsync */
   append(file: string, data: Buffer): Promise<void>;
@@ -50,15 +49,15 @@ export interface MemoryFs {
   mkdirp(dir: string): Promise<void>;
   /** size in bytes, or null when the path does not exist */
   size(file: string): Promise<number | null>;
-  /** size and whether it is a regular file (not a directory, FIFO, device…), or null when it does not exist */
-  stat(file: string): Promise<{ size: number; regular: boolean } | null>;
 }
 
 function isENOENT(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
-const notRegular = (file: string) => Object.assign(new Error(`${path.basename(file)} is not a regular file`), { code: "not a regular file" });
+/** The error code a memory file that is a link, directory, FIFO or device is refused with. */
+export const NOT_REGULAR = "not a regular file";
+const notRegular = (file: string) => Object.assign(new Error(`${path.basename(file)} is ${NOT_REGULAR}`), { code: NOT_REGULAR });
 
 /**
  * Open for reading without blocking (a FIFO put where a memory file belongs would block a plain open
@@ -153,15 +152,6 @@ export const nodeFs: MemoryFs = {
   async size(file) {
     try {
       return statSync(file).size;
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
-  },
-  async stat(file) {
-    try {
-      const st = lstatSync(file); // a symbolic link is not a regular file here
-      return { size: st.size, regular: st.isFile() };
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;

@@ -4,7 +4,7 @@
 import path from "node:path";
 import type { MemoryMode, MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
-import { nodeFs, type MemoryFs } from "./fsio.ts";
+import { nodeFs, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
 import { LEDGER_VERSION, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
@@ -134,19 +134,27 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
 
   /**
    * digest.md parsed, and the hash the ledger records for it. A file over the size cap, or something
-   * that is not a regular file (a directory, a FIFO that would block), is unusable and never read; its
-   * stand-in hash names what was found, so a later change still shows as an edit.
+   * that is not a regular file (a link, a directory, a FIFO that would block), is unusable and never
+   * read; its stand-in hash names what was found, so a later change still shows as an edit. One open
+   * both classifies the file and reads it.
    */
   async function readDigest(loc: MemoryLocation): Promise<{ parsed: ParsedDigest; hash: string }> {
-    const file = paths(loc).digest;
-    const st = await fs.stat(file);
-    if (st !== null && !st.regular) return { parsed: unusableDigest("digest.md is not a regular file"), hash: sha256("not a regular file") };
-    if (st !== null && st.size > MAX_DIGEST_FILE_BYTES) {
-      const reason = `digest.md is ${st.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`;
-      return { parsed: unusableDigest(reason), hash: sha256(reason) };
+    const unusable = (reason: string) => ({ parsed: unusableDigest(reason), hash: sha256(reason) });
+    let h: ReadHandle | null;
+    try {
+      h = await fs.openRead(paths(loc).digest);
+    } catch (err) {
+      if (code(err) === NOT_REGULAR) return unusable("digest.md is not a regular file");
+      throw err;
     }
-    const raw = await fs.readFile(file);
-    return { parsed: parseDigest(raw), hash: sha256(raw ?? "") };
+    if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH };
+    try {
+      if (h.size > MAX_DIGEST_FILE_BYTES) return unusable(`digest.md is ${h.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
+      const raw = await h.read(0, h.size);
+      return { parsed: parseDigest(raw), hash: sha256(raw) };
+    } finally {
+      await h.close();
+    }
   }
 
   async function readMeta(loc: MemoryLocation): Promise<Meta | null> {
