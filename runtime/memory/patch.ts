@@ -196,7 +196,7 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
   } else {
     out.prefix = fm.prefix;
     out.body = fm.body;
-    const settings = (data ?? {}) as Record<string, unknown>;
+    const settings = data as Record<string, unknown>; // a mapping: settingsBlock says so
     for (const k of Object.keys(settings)) {
       if (k !== "digest_limit" && k !== "read_only") out.notes.push(`front matter setting '${k}' is not known (digest_limit, read_only); it is ignored`);
     }
