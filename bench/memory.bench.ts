@@ -79,7 +79,7 @@ export async function run(): Promise<void> {
       await nodeFs.writeAtomic(path.join(dir, "replace-probe"), `x ${i}`, true);
       replaces.push(performance.now() - t0);
     }
-    console.log(`disk on this machine (context): append+fsync median ${median(appends).toFixed(2)} ms, write-file-atomic replace median ${median(replaces).toFixed(2)} ms`);
+    console.log(`disk on this machine (context): append+fsync median ${median(appends).toFixed(2)} ms, atomic replace median ${median(replaces).toFixed(2)} ms`);
 
     // A key with 2,000 ledger entries (written directly, facts shaped like the replies' own) vs a
     // key this bench creates. A small retain budget (100 tokens) lets both contexts fill to the same

@@ -1,38 +1,43 @@
 // Every file operation the memory store performs, behind one interface so tests can substitute a
 // failing layer (ENOSPC, EIO) and check that memory ends unchanged or fully updated.
 //
+// A memory directory is untrusted: a cloned repository ships it, and another process may change it
+// while a call runs. So no operation here follows a symbolic link or opens anything but a regular
+// file: reads and writes open with O_NOFOLLOW | O_NONBLOCK (a FIFO never blocks) and check the
+// opened file with fstat; replacements write a fresh, exclusively created temporary file with an
+// unpredictable name and rename it over a target that is absent or a regular file.
+//
 // Everything is synchronous, the two fsyncs included. The files are small and local, and each
 // asynchronous fs call is a thread-pool round trip that, on a busy machine, costs more than the
-// call itself: write-file-atomic's asynchronous replace alone made about fifteen of them (a
-// realpath that lstats every path component, stat, open, write, fsync, close, chown, chmod,
-// rename, unlink), measured at ~1.2 ms against ~0.4 ms for its synchronous form, with the same
-// steps and the same fsync. The price: while a memory call commits, the event loop waits for the
-// two fsyncs (~0.1-0.3 ms each on this machine's disk), and commits of different keys run one
-// after the other instead of overlapping; against model calls that take seconds that is noise.
+// call itself. The price: while a memory call commits, the event loop waits for the fsyncs
+// (~0.1-0.3 ms each on this machine's disk).
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
+  lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   renameSync,
   statSync,
-  truncateSync,
   unlinkSync,
-  writeFileSync,
   writeSync,
 } from "node:fs";
 import path from "node:path";
-import writeFileAtomic from "write-file-atomic";
-
-let tmpCounter = 0;
 
 export interface ReadHandle {
   readonly size: number;
+  /** the file's inode: tells a file replaced by a rename from one written in place */
+  readonly ino: number;
   read(start: number, length: number): Promise<Buffer>;
+  /** the file's whole content now (it may have been written since it was opened), up to `cap` bytes */
+  readNow(cap: number): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -44,61 +49,115 @@ export interface MemoryFs {
   /** append `data` (one complete line) with a single write (looping only on a short write), then fsync */
   append(file: string, data: Buffer): Promise<void>;
   truncate(file: string, length: number): Promise<void>;
-  /** temp file (+ fsync unless `durable` is false) + rename: the target is wholly old or wholly new */
-  writeAtomic(file: string, data: string | Buffer, durable: boolean): Promise<void>;
+  /**
+   * Replace the bytes from `at` to the end with `data`: wholly, or (when space runs out) not at all.
+   * Space for `data` is claimed at the end of the file before any existing byte is overwritten.
+   */
+  replaceTail(file: string, at: number, data: Buffer): Promise<void>;
+  /**
+   * Temporary file (+ fsync unless `durable` is false) + rename: the target is wholly old or wholly new.
+   * `beforeRename` runs after the temporary file is complete and may throw to abandon the write.
+   * Resolves to the new file's inode.
+   */
+  writeAtomic(file: string, data: string | Buffer, durable: boolean, beforeRename?: () => Promise<void>): Promise<number>;
   mkdirp(dir: string): Promise<void>;
   /** size in bytes, or null when the path does not exist */
   size(file: string): Promise<number | null>;
+  /** the inode at `file` itself (a link is not followed), or null when nothing is there */
+  identity(file: string): Promise<number | null>;
+  /** names of the entries of a directory */
+  list(dir: string): Promise<string[]>;
+  /** unlink a name (a link itself, never its target); a name already gone is not an error */
+  remove(file: string): Promise<void>;
 }
 
-function isENOENT(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException | null)?.code === "ENOENT";
-}
+const errno = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
+const isENOENT = (err: unknown) => errno(err) === "ENOENT";
 
 /** The error code a memory file that is a link, directory, FIFO or device is refused with. */
 export const NOT_REGULAR = "not a regular file";
 const notRegular = (file: string) => Object.assign(new Error(`${path.basename(file)} is ${NOT_REGULAR}`), { code: NOT_REGULAR });
 
 /**
- * Open for reading without blocking (a FIFO put where a memory file belongs would block a plain open
- * forever, and the event loop with it) and insist on a regular file, never through a symbolic link (a
- * cloned repository could point digest.md at any file of the user's). Null when the file does not exist.
+ * Out of file descriptors is usually a passing state (a wide pmap, another program): wait and try
+ * again, up to about three seconds in all, before the operation fails.
  */
-function openRegular(file: string): { fd: number; size: number } | null {
+async function retryingFds<T>(op: () => T): Promise<T> {
+  for (let wait = 10; ; wait *= 2) {
+    try {
+      return op();
+    } catch (err) {
+      const c = errno(err);
+      if ((c !== "EMFILE" && c !== "ENFILE") || wait > 1280) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait * (0.5 + Math.random())));
+  }
+}
+
+/**
+ * Open without following a link at the last path component and without blocking (a FIFO put where a
+ * memory file belongs would block a plain open forever, and the event loop with it), and insist on a
+ * regular file. Null when the file does not exist (and `flags` does not create it).
+ */
+function openRegular(file: string, flags: number): { fd: number; size: number; ino: number } | null {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    fd = openSync(file, flags | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o644);
   } catch (err) {
     if (isENOENT(err)) return null;
-    throw (err as NodeJS.ErrnoException).code === "ELOOP" ? notRegular(file) : err;
+    // ELOOP: a link; ENXIO: a FIFO without a reader opened for writing; EISDIR: a directory opened for writing
+    const c = errno(err);
+    throw c === "ELOOP" || c === "ENXIO" || c === "EISDIR" ? notRegular(file) : err;
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(file);
-    return { fd, size: st.size };
+    return { fd, size: st.size, ino: st.ino };
   } catch (err) {
     closeSync(fd);
     throw err;
   }
 }
 
+function openExisting(file: string, flags: number): { fd: number; size: number; ino: number } {
+  const opened = openRegular(file, flags);
+  if (opened === null) throw Object.assign(new Error(`${path.basename(file)} does not exist`), { code: "ENOENT" });
+  return opened;
+}
+
+function writeAll(fd: number, data: Buffer, position: number | null): void {
+  let off = 0;
+  while (off < data.length) off += writeSync(fd, data, off, data.length - off, position === null ? null : position + off);
+}
+
+/** Temporary files are `<target>.<18 hex digits>.tmp`: unpredictable, so nobody can plant a link under the name. */
+const tempName = (file: string) => `${file}.${randomBytes(9).toString("hex")}.tmp`;
+
+/**
+ * Names a killed writer can leave in a memory directory: this layer's temporary files, and those of the
+ * earlier releases (`meta.json.<pid>.<n>.tmp`, and write-file-atomic's `digest.md.<number>`).
+ */
+export function isOrphanName(name: string): boolean {
+  return /^(?:digest\.md|meta\.json|ledger\.jsonl)\.[0-9a-f]{18}\.tmp$/.test(name) || /^meta\.json\.\d+\.\d+\.tmp$/.test(name) || /^digest\.md\.\d+$/.test(name);
+}
+
 export const nodeFs: MemoryFs = {
-  async readFile(file) {
-    const opened = openRegular(file);
-    if (opened === null) return null;
-    try {
-      return readFileSync(opened.fd);
-    } finally {
-      closeSync(opened.fd);
-    }
-  },
-  async openRead(file) {
-    const opened = openRegular(file);
-    if (opened === null) return null;
-    const { fd, size } = opened;
-    return {
-      size,
-      async read(start, length) {
+  readFile: (file) =>
+    retryingFds(() => {
+      const opened = openRegular(file, constants.O_RDONLY);
+      if (opened === null) return null;
+      try {
+        return readFileSync(opened.fd);
+      } finally {
+        closeSync(opened.fd);
+      }
+    }),
+  openRead: (file) =>
+    retryingFds(() => {
+      const opened = openRegular(file, constants.O_RDONLY);
+      if (opened === null) return null;
+      const { fd, size, ino } = opened;
+      const read = async (start: number, length: number) => {
         const buf = Buffer.allocUnsafe(length);
         let got = 0;
         while (got < length) {
@@ -107,44 +166,89 @@ export const nodeFs: MemoryFs = {
           got += n;
         }
         return buf.subarray(0, got);
-      },
-      async close() {
+      };
+      return {
+        size,
+        ino,
+        read,
+        readNow: (cap: number) => read(0, Math.min(cap, fstatSync(fd).size)),
+        async close() {
+          closeSync(fd);
+        },
+      };
+    }),
+  append: (file, data) =>
+    retryingFds(() => {
+      const { fd } = openRegular(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT)!;
+      try {
+        writeAll(fd, data, null);
+        fsyncSync(fd);
+      } finally {
         closeSync(fd);
-      },
-    };
-  },
-  async append(file, data) {
-    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+      }
+    }),
+  truncate: (file, length) =>
+    retryingFds(() => {
+      const { fd } = openExisting(file, constants.O_WRONLY);
+      try {
+        ftruncateSync(fd, length);
+      } finally {
+        closeSync(fd);
+      }
+    }),
+  replaceTail: (file, at, data) =>
+    retryingFds(() => {
+      const { fd, size } = openExisting(file, constants.O_WRONLY);
+      try {
+        const end = at + data.length;
+        if (end > size) {
+          try {
+            writeAll(fd, Buffer.alloc(end - size, 0x20), size);
+          } catch (err) {
+            ftruncateSync(fd, size); // shrinking needs no space: the tail is as it was
+            throw err;
+          }
+        }
+        writeAll(fd, data, at);
+        ftruncateSync(fd, end);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }),
+  async writeAtomic(file, data, durable, beforeRename) {
+    const tmp = tempName(file);
+    // O_EXCL: the name is new, so it is a fresh file of ours and never a link someone planted
+    const fd = await retryingFds(() => openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644));
+    let ino: number;
     try {
-      let off = 0;
-      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  },
-  async truncate(file, length) {
-    truncateSync(file, length);
-  },
-  async writeAtomic(file, data, durable) {
-    if (durable) {
-      // temp file in the same directory, write, fsync, keep mode and owner, rename over the target
-      writeFileAtomic.sync(file, data, { fsync: true });
-      return;
-    }
-    // derived files (meta.json): temp file + rename, still all-or-nothing, without fsync
-    const tmp = `${file}.${process.pid}.${(tmpCounter = (tmpCounter + 1) % 1e9)}.tmp`;
-    try {
-      writeFileSync(tmp, data);
+      try {
+        writeAll(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data, null);
+        if (durable) fsyncSync(fd);
+        ino = fstatSync(fd).ino;
+      } finally {
+        closeSync(fd);
+      }
+      // a rename replaces a link rather than writing through it; a link (or a directory, a FIFO)
+      // where a memory file belongs is still refused, so the runtime never removes what it did not make
+      let target: ReturnType<typeof lstatSync> | undefined;
+      try {
+        target = lstatSync(file);
+      } catch (err) {
+        if (!isENOENT(err)) throw err;
+      }
+      if (target !== undefined && !target.isFile()) throw notRegular(file);
+      await beforeRename?.();
       renameSync(tmp, file);
     } catch (err) {
       try {
         unlinkSync(tmp);
       } catch {
-        // never created, or already gone
+        // already gone
       }
       throw err;
     }
+    return ino;
   },
   async mkdirp(dir) {
     mkdirSync(dir, { recursive: true });
@@ -155,6 +259,22 @@ export const nodeFs: MemoryFs = {
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;
+    }
+  },
+  async identity(file) {
+    try {
+      return lstatSync(file).ino;
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
+    }
+  },
+  list: (dir) => retryingFds(() => readdirSync(dir)),
+  async remove(file) {
+    try {
+      unlinkSync(file);
+    } catch (err) {
+      if (!isENOENT(err)) throw err;
     }
   },
 };

@@ -4,11 +4,11 @@
 import path from "node:path";
 import type { MemoryMode, MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
-import { nodeFs, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
+import { isOrphanName, nodeFs, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { BindingError, resolveBinding, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
-import { LEDGER_VERSION, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
+import { LEDGER_VERSION, MAX_SEQ, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type HeldLock } from "./lock.ts";
-import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, unusableDigest, type ParsedDigest } from "./patch.ts";
+import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, parseDigest, parsePatch, unusableDigest, type ParsedDigest, type Patch } from "./patch.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
 
 export interface MemoryStoreOptions {
@@ -54,9 +54,15 @@ interface Meta {
 /** A write that must not happen; the message says why and that memory is unchanged. */
 class Refused extends Error {}
 
+/** digest.md changed after the commit re-read it and before the new digest was renamed into place. */
+class SavedDuringCommit extends Error {}
+
+/** An error's code and, when it has one, the memory file it concerns (never a whole path). */
 function code(err: unknown): string {
-  const c = (err as NodeJS.ErrnoException | null)?.code;
-  return c ?? (err as Error)?.message ?? String(err);
+  const e = err as NodeJS.ErrnoException | null;
+  if (e?.code === NOT_REGULAR) return e.message;
+  if (e?.code && e.path) return `${e.code}, ${path.basename(e.path)}`;
+  return e?.code ?? e?.message ?? String(err);
 }
 
 export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
@@ -111,6 +117,14 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     meta: Meta | null;
     ledgerSize: number;
     seq: number;
+    /** the memory directory's real path when the call opened it; every commit checks it again */
+    realDir: string | null;
+  }
+
+  /** digest.md as a commit last read it: the open file (null: there was none) and the hash of its content. */
+  interface Watch {
+    handle: ReadHandle | null;
+    hash: string;
   }
 
   const paths = (loc: MemoryLocation) => ({
@@ -136,24 +150,27 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
    * digest.md parsed, and the hash the ledger records for it. A file over the size cap, or something
    * that is not a regular file (a link, a directory, a FIFO that would block), is unusable and never
    * read; its stand-in hash names what was found, so a later change still shows as an edit. One open
-   * both classifies the file and reads it.
+   * both classifies the file and reads it. With `watch`, a usable file is kept open for the commit.
    */
-  async function readDigest(loc: MemoryLocation): Promise<{ parsed: ParsedDigest; hash: string }> {
-    const unusable = (reason: string) => ({ parsed: unusableDigest(reason), hash: sha256(reason) });
+  async function readDigest(loc: MemoryLocation, watch = false): Promise<{ parsed: ParsedDigest; hash: string; watch: Watch | null }> {
+    const unusable = (reason: string) => ({ parsed: unusableDigest(reason), hash: sha256(reason), watch: null });
     let h: ReadHandle | null;
     try {
       h = await fs.openRead(paths(loc).digest);
     } catch (err) {
-      if (code(err) === NOT_REGULAR) return unusable("digest.md is not a regular file");
+      if (code(err) === `digest.md is ${NOT_REGULAR}`) return unusable("digest.md is not a regular file");
       throw err;
     }
-    if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH };
+    if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH, watch: { handle: null, hash: EMPTY_HASH } };
+    let kept = false;
     try {
       if (h.size > MAX_DIGEST_FILE_BYTES) return unusable(`digest.md is ${h.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
       const raw = await h.read(0, h.size);
-      return { parsed: parseDigest(raw), hash: sha256(raw) };
+      const hash = sha256(raw);
+      kept = watch;
+      return { parsed: parseDigest(raw), hash, watch: watch ? { handle: h, hash } : null };
     } finally {
-      await h.close();
+      if (!kept) await h.close();
     }
   }
 
@@ -187,8 +204,13 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   }
 
   /** Read everything a call needs; in `continue`, first repair what a crash or a hand edit left behind. */
-  async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean): Promise<{ state: State; retains: string[] }> {
+  async function load(loc: MemoryLocation, prov: MemoryProvenance, writing: boolean, realDir: string | null): Promise<{ state: State; retains: string[] }> {
     const p = paths(loc);
+    if (writing) {
+      // the lock is ours now: the directory checked at open must still be the one we locked
+      await checkDir(loc, realDir);
+      await removeOrphans(loc);
+    }
     let { parsed, hash } = await readDigest(loc);
     const meta = await readMeta(loc);
     let scan = await scanTail(fs, p.ledger, retainChars, MAX_SCAN_BYTES, tails);
@@ -202,22 +224,30 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       }
     }
     for (const off of scan.badLines) {
-      warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable line at byte ${off}; it is kept as is and skipped when recalling facts`);
+      warnOnce(loc, `bad@${off}`, `ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; it is kept as is and skipped`);
     }
     if (parsed.unusable) warnOnce(loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);
     for (const note of parsed.notes) warnOnce(loc, `note:${hash}:${note}`, note);
     // The ledger numbers itself: one more than its last readable entry. meta.json's count only stands in
     // when the ledger has lines but none readable near its end; an empty (or deleted) ledger starts at 1.
     const seq = scan.last?.seq ?? (scan.size > 0 ? (meta?.last_seq ?? 0) : 0);
-    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq };
+    const state: State = { parsed, hash, meta, ledgerSize: scan.size, seq, realDir };
     if (!writing) return { state, retains: scan.retains };
 
     const prv = provenance(prov);
     if (scan.tornBytes > 0) {
-      // an append cut short by a crash: keep every complete line, drop the fragment, say so
-      state.ledgerSize = scan.size - scan.tornBytes;
-      await fs.truncate(p.ledger, state.ledgerSize);
-      await append(loc, state, entry(state, "repair", { reason: `removed ${scan.tornBytes} bytes of an incomplete last line (interrupted write)`, provenance: prv }));
+      // an append cut short by a crash: keep every complete line and put a repair entry where the
+      // fragment was, in one step that either completes or leaves the fragment as it is (disk full)
+      const at = scan.size - scan.tornBytes;
+      const e = entry(state, "repair", { reason: `removed ${scan.tornBytes} bytes of an incomplete last line (interrupted write)`, provenance: prv });
+      const line = serializeEntry(e);
+      try {
+        await fs.replaceTail(p.ledger, at, line);
+      } catch (err) {
+        throw new Refused(`could not repair the incomplete last line of ledger.jsonl (${code(err)}); memory unchanged`);
+      }
+      state.ledgerSize = at + line.length;
+      state.seq = e.seq;
       warnAt(loc, prov, `repaired ledger.jsonl: removed an incomplete last line (${scan.tornBytes} bytes)`);
     }
     const last = scan.last;
@@ -226,9 +256,11 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       // meta.json is written after digest.md: when it already records this entry's result, the update
       // finished and digest.md was changed since (a person restoring the old digest), not left half-done
       const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
-      if (!finished && last?.kind === "patch" && typeof last.digest === "string" && last.digest_before === hash && sha256(digestFile(parsed, last.digest)) === last.digest_after) {
-        // the ledger has the patch but the crash came before digest.md was replaced: finish it
-        const content = digestFile(parsed, last.digest);
+      const content = !finished && last?.kind === "patch" && last.digest_before === hash ? await rollForward(parsed, last) : null;
+      if (content !== null && last !== null) {
+        // the ledger has the patch but the crash came before digest.md was replaced: finish it, under
+        // the same rules as any patch (a checked directory, never through a link)
+        await checkDir(loc, state.realDir);
         await fs.writeAtomic(p.digest, content, true);
         parsed = parseDigest(Buffer.from(content, "utf8"));
         hash = last.digest_after;
@@ -242,10 +274,45 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     return { state, retains: scan.retains };
   }
 
-  async function recordExternalEdit(loc: MemoryLocation, state: State, prv: Provenance, before: string) {
+  /**
+   * The digest.md an interrupted patch entry would have written, or null when it must not be written:
+   * the current digest is unusable (a link, a FIFO, too large: nothing the model saw), or the entry's
+   * digest would be refused as a patch today (limits, front matter, a secret), or it does not hash to
+   * what the entry says.
+   */
+  async function rollForward(parsed: ParsedDigest, last: LedgerEntry): Promise<string | null> {
+    if (parsed.unusable || typeof last.digest !== "string") return null;
+    const verdict = parsePatch(JSON.stringify({ digest: last.digest }), true, parsed.settings.digestLimit);
+    if (!verdict.ok) return null;
+    const content = digestFile(parsed, last.digest);
+    if (sha256(content) !== last.digest_after) return null;
+    if ((await scanSecrets(last.digest, [])).length > 0) return null;
+    return content;
+  }
+
+  /** Temporary files of writers killed mid-write; only this store's own names, under the lock. */
+  async function removeOrphans(loc: MemoryLocation) {
+    for (const name of await fs.list(loc.dir)) {
+      if (isOrphanName(name)) await fs.remove(path.join(loc.dir, name));
+    }
+  }
+
+  /** The directory must still be the one the call opened, inside its root: checked before every commit. */
+  async function checkDir(loc: MemoryLocation, expected: string | null) {
+    let real: string | null;
+    try {
+      real = await verifyContainment(loc);
+    } catch (err) {
+      throw new Refused(`${err instanceof BindingError ? err.message : code(err)}; patch not applied`);
+    }
+    if (real === null) throw new Refused("the memory directory was removed during the call; patch not applied");
+    if (real !== expected) throw new Refused(`the memory directory now resolves to ${real}, not ${expected} (moved or replaced during the call); patch not applied`);
+  }
+
+  async function recordExternalEdit(loc: MemoryLocation, state: State, prv: Provenance, before: string, why = "digest.md was changed outside the runtime") {
     const { parsed } = state;
     let digest: string | undefined = parsed.body;
-    let reason = "digest.md was changed outside the runtime";
+    let reason = why;
     if (parsed.unusable) {
       digest = undefined;
       reason += ` (content not recorded: ${parsed.unusable})`;
@@ -263,6 +330,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   }
 
   function entry(state: State, kind: LedgerEntry["kind"], extra: Partial<LedgerEntry>): LedgerEntry {
+    if (state.seq >= MAX_SEQ) throw new Refused(`ledger.jsonl's last entry has sequence number ${state.seq}, the highest there is; memory unchanged`);
     return {
       v: LEDGER_VERSION,
       ts: new Date().toISOString(),
@@ -298,10 +366,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   async function guard(loc: MemoryLocation, lock: HeldLock | null, state: State) {
     const lost = lock?.compromised();
     if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
-    const dirSize = await fs.size(loc.dir);
+    await checkDir(loc, state.realDir);
     const meta = await readMeta(loc);
     const ledgerSize = await fs.size(paths(loc).ledger);
-    if (dirSize === null) throw new Refused("the memory directory was removed during the call; patch not applied");
     if ((meta?.generation ?? 0) !== (state.meta?.generation ?? 0)) {
       throw new Refused(`another writer updated this memory during the call (generation ${meta?.generation ?? 0}, expected ${state.meta?.generation ?? 0}); patch not applied`);
     }
@@ -337,16 +404,59 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     await writeMeta(loc, state, prov.mode);
   }
 
-  /** True (after recording an external_edit entry) when digest.md changed since the call loaded it. */
-  async function concurrentEdit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<boolean> {
+  /**
+   * Read digest.md again just before committing. When it changed since the call loaded it, the edit is
+   * recorded (an external_edit entry) and `edited` is true; otherwise `watch` holds the file open so the
+   * commit can tell whether anyone saves into it from now on.
+   */
+  async function reread(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null): Promise<{ edited: boolean; watch: Watch | null }> {
     await guard(loc, lock, state);
-    const { parsed, hash } = await readDigest(loc);
-    if (hash === state.hash) return false;
+    const { parsed, hash, watch } = await readDigest(loc, true);
+    if (hash === state.hash) return { edited: false, watch };
+    await watch?.handle?.close();
     const before = state.hash;
     state.parsed = parsed;
     state.hash = hash;
     await recordExternalEdit(loc, state, provenance(prov), before);
     warnAt(loc, prov, "digest.md was edited during the call; the edit is recorded in the ledger and kept");
+    return { edited: true, watch: null };
+  }
+
+  /** Whether digest.md is no longer the file, with the content, that `watch` holds. */
+  async function savedSince(loc: MemoryLocation, watch: Watch): Promise<boolean> {
+    const ino = await fs.identity(paths(loc).digest);
+    if (watch.handle === null) return ino !== null;
+    if (ino !== watch.handle.ino) return true;
+    return sha256(await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1)) !== watch.hash;
+  }
+
+  /**
+   * After the new digest was renamed into place: a person who saved into the old file in place (an
+   * editor writing through the handle it had open) after the last check wrote into a file that is no
+   * longer digest.md. Their save wins: it is put back as digest.md and recorded as an external_edit.
+   * True when such a save was found.
+   */
+  async function keepLateSave(loc: MemoryLocation, prov: MemoryProvenance, state: State, watch: Watch, ours: { ino: number; seq: number }): Promise<boolean> {
+    if (watch.handle === null) return false;
+    const raw = await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1);
+    const hash = sha256(raw);
+    if (hash === watch.hash) return false;
+    watch.hash = hash;
+    const file = paths(loc).digest;
+    let note = "";
+    try {
+      ours.ino = await fs.writeAtomic(file, raw, true, async () => {
+        if ((await fs.identity(file)) !== ours.ino) throw new SavedDuringCommit();
+      });
+    } catch (err) {
+      // digest.md was replaced yet again: that newer file stays, and the next call records it
+      note = err instanceof SavedDuringCommit ? "; digest.md was replaced again since, and that file is kept" : `; it could not be put back (${code(err)})`;
+    }
+    const before = state.hash;
+    state.parsed = parseDigest(raw);
+    state.hash = hash;
+    await recordExternalEdit(loc, state, provenance(prov), before, `digest.md was saved by hand while entry ${ours.seq} was committed; the save replaces that entry's digest${note}`);
+    warnAt(loc, prov, `digest.md was saved by hand while the memory update was committed; the save is kept and recorded in the ledger (entry ${state.seq})`);
     return true;
   }
 
@@ -364,13 +474,25 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     const patch = verdict.patch;
     const found = await scanSecrets(patch.digest, patch.retain);
     if (found.length > 0) return reject(loc, prov, state, lock, `likely secret found: ${describeFindings(found)}`);
+    // A save that lands between the last check and the rename sends the commit round again; the second
+    // round sees the save as an edit and keeps it. The bound only matters against a flood of saves.
+    for (let round = 0; ; round++) {
+      const { edited, watch } = await reread(loc, prov, state, lock);
+      try {
+        if (await commit(loc, prov, state, lock, patch, edited || round >= 3, watch)) return;
+      } finally {
+        await watch?.handle?.close();
+      }
+    }
+  }
 
+  /** Apply a valid patch; false when a person saved digest.md during the commit (nothing was applied). */
+  async function commit(loc: MemoryLocation, prov: MemoryProvenance, state: State, lock: HeldLock | null, patch: Patch, edited: boolean, watch: Watch | null): Promise<boolean> {
     const notes: string[] = [];
     // people edit digest.md even while a call runs: record that edit, and keep it rather than
     // overwrite it with a digest written by a model that never saw it
-    const editedNow = await concurrentEdit(loc, prov, state, lock);
     let newDigest = patch.digest !== undefined && patch.digest !== state.parsed.body ? patch.digest : undefined;
-    if (newDigest !== undefined && editedNow) {
+    if (newDigest !== undefined && edited) {
       notes.push("digest rewrite refused: digest.md was edited by hand during the call");
       newDigest = undefined;
     }
@@ -383,9 +505,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       newDigest = undefined;
     }
     if (newDigest === undefined && patch.retain.length === 0) {
-      if (notes.length > 0) return reject(loc, prov, state, lock, notes.join("; "));
-      await writeMeta(loc, state, prov.mode);
-      return;
+      if (notes.length > 0) await reject(loc, prov, state, lock, notes.join("; "));
+      else await writeMeta(loc, state, prov.mode);
+      return true;
     }
     if (notes.length > 0) warnAt(loc, prov, notes.join("; ") + " (retain items kept)");
 
@@ -395,31 +517,45 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     if (newDigest !== undefined) e.digest = newDigest;
     if (notes.length > 0) e.reason = notes.join("; ");
 
-    // guard() ran inside concurrentEdit; only the lock flag can have changed since (no I/O in between
+    // guard() ran inside reread; only the lock flag can have changed since (no I/O in between
     // except that function's own append)
     const lost = lock?.compromised();
     if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
     const sizeBefore = state.ledgerSize;
     await append(loc, state, e);
-    if (content !== null) {
-      const lost = lock?.compromised();
-      if (lost) throw new Refused(`the memory lock was lost before digest.md was written (${lost}); ledger entry ${e.seq} is completed by the next call`);
-      try {
-        await fs.writeAtomic(paths(loc).digest, content, true);
-      } catch (err) {
-        // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
-        try {
-          await fs.truncate(paths(loc).ledger, sizeBefore);
-          state.ledgerSize = sizeBefore;
-          state.seq = e.seq - 1;
-        } catch {
-          throw new Refused(`could not write digest.md (${code(err)}); ledger entry ${e.seq} is completed by the next call`);
-        }
-        throw new Refused(`could not write digest.md (${code(err)}); memory unchanged`);
-      }
-      state.hash = after;
+    if (content === null || watch === null) {
+      await writeMeta(loc, state, prov.mode);
+      return true;
     }
+    const ours = { ino: 0, seq: e.seq };
+    const lostNow = lock?.compromised();
+    if (lostNow) throw new Refused(`the memory lock was lost before digest.md was written (${lostNow}); ledger entry ${e.seq} is completed by the next call`);
+    try {
+      ours.ino = await fs.writeAtomic(paths(loc).digest, content, true, async () => {
+        await checkDir(loc, state.realDir);
+        if (await savedSince(loc, watch)) throw new SavedDuringCommit();
+      });
+    } catch (err) {
+      // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
+      // (or, when a person saved meanwhile, records their save: it no longer matches digest_before)
+      try {
+        await fs.truncate(paths(loc).ledger, sizeBefore);
+        state.ledgerSize = sizeBefore;
+        state.seq = e.seq - 1;
+      } catch {
+        throw new Refused(`could not write digest.md (${code(err)}); ledger entry ${e.seq} is completed by the next call`);
+      }
+      if (err instanceof SavedDuringCommit) return false;
+      if (err instanceof Refused) throw err;
+      throw new Refused(`could not write digest.md (${code(err)}); memory unchanged`);
+    }
+    state.hash = after;
+    state.parsed = parseDigest(Buffer.from(content, "utf8"));
+    await keepLateSave(loc, prov, state, watch, ours);
     await writeMeta(loc, state, prov.mode);
+    // once more after the meta write: an editor's write can trail its open by a moment
+    if (await keepLateSave(loc, prov, state, watch, ours)) await writeMeta(loc, state, prov.mode);
+    return true;
   }
 
   function buildContext(loc: MemoryLocation, state: State, retainsNewestFirst: string[], mode: MemoryMode): string {
@@ -466,15 +602,16 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       }
       if (mode === "fresh") return fresh();
       const writing = mode === "continue";
+      let realDir: string | null;
       try {
         // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists
         if (writing) await fs.mkdirp(loc.dir);
         else if ((await fs.size(loc.dir)) === null) {
           // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
-          const state: State = { parsed: parseDigest(null), hash: EMPTY_HASH, meta: null, ledgerSize: 0, seq: 0 };
+          const state: State = { parsed: parseDigest(null), hash: EMPTY_HASH, meta: null, ledgerSize: 0, seq: 0, realDir: null };
           return new Session(buildContext(loc, state, [], mode), mode, loc, prov, null, null);
         }
-        await verifyContainment(loc);
+        realDir = await verifyContainment(loc);
       } catch (err) {
         if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
         return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
@@ -495,7 +632,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         }
       }
       try {
-        const { state, retains } = await load(loc, prov, writing);
+        const { state, retains } = await load(loc, prov, writing, realDir);
         const session = new Session(buildContext(loc, state, retains, mode), mode, loc, prov, got.lock, state);
         sessions.add(session);
         return session;

@@ -154,8 +154,11 @@ function assertInside(root: string, target: string): void {
   }
 }
 
-/** After the directory exists: its real path must still be a direct child of the root's real path (no symlink escapes). */
-export async function verifyContainment(loc: MemoryLocation): Promise<void> {
+/**
+ * The directory's real path, which must be a direct child of the root's real path (no symlink escapes);
+ * null when it does not exist.
+ */
+export async function verifyContainment(loc: MemoryLocation): Promise<string | null> {
   let realRoot: string;
   let realDir: string;
   try {
@@ -163,7 +166,7 @@ export async function verifyContainment(loc: MemoryLocation): Promise<void> {
     realRoot = realpathSync.native(loc.root);
     realDir = realpathSync.native(loc.dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // nothing there yet: nothing to escape through
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null; // nothing there yet: nothing to escape through
     throw err;
   }
   try {
@@ -171,6 +174,7 @@ export async function verifyContainment(loc: MemoryLocation): Promise<void> {
   } catch {
     throw new BindingError(`memory directory ${loc.dir} resolves to ${realDir}, outside ${realRoot} (symbolic link?)`);
   }
+  return realDir;
 }
 
 export function sha256(data: string | Buffer): string {

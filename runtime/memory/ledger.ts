@@ -5,6 +5,15 @@ import type { MemoryMode } from "../memory-port.ts";
 
 export const LEDGER_VERSION = 1;
 
+/** Highest sequence number: one more stays an exact integer in JSON and in JavaScript. */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER - 1;
+/**
+ * How far one entry's seq may run ahead of the readable entry before it. The runtime writes exactly one
+ * more; lines deleted by hand leave small gaps that must not make every later entry unreadable, while a
+ * planted huge seq (which would exhaust the numbers of every later entry) is out of order.
+ */
+const MAX_SEQ_STEP = 1_000_000;
+
 export type EntryKind = "patch" | "rejected" | "external_edit" | "repair";
 
 export interface Provenance {
@@ -57,7 +66,7 @@ function parseEntry(line: Buffer): LedgerEntry | null {
     const x = JSON.parse(line.toString("utf8")) as unknown;
     if (typeof x !== "object" || x === null || Array.isArray(x)) return null;
     const e = x as Partial<LedgerEntry>;
-    if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0 || typeof e.kind !== "string") return null;
+    if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 1 || (e.seq as number) > MAX_SEQ || typeof e.kind !== "string") return null;
     if (!Array.isArray(e.retain)) e.retain = [];
     return e as LedgerEntry;
   } catch {
@@ -183,30 +192,74 @@ class FactBudget {
   }
 }
 
-/** One line, newest first: an unparsable line is reported by offset; an entry may be the newest and gives facts. */
-function record(scan: TailScan, budget: FactBudget, start: number, entry: LedgerEntry | null): void {
-  if (entry === null) {
-    scan.badLines.push(start);
-    return;
+/**
+ * The lines a scan examined, newest first. While scanning, every parsed entry counts towards `last` and
+ * the budget, which decides where the scan stops (so a scan from the cache stops exactly where a fresh
+ * one does); `result` then judges the sequence numbers, oldest first, and collects from the entries in
+ * order only.
+ */
+class Examined {
+  readonly lines: SeenLine[] = [];
+  private sawEntry = false;
+  private readonly budget: FactBudget;
+  constructor(private readonly retainChars: number) {
+    this.budget = new FactBudget(retainChars, []);
   }
-  if (scan.last === null) scan.last = entry;
-  budget.take(entry);
+
+  add(start: number, entry: LedgerEntry | null): void {
+    this.lines.push({ start, entry });
+    if (entry === null) return;
+    this.sawEntry = true;
+    this.budget.take(entry);
+  }
+
+  get enough(): boolean {
+    return this.sawEntry && this.budget.full;
+  }
+
+  result(size: number, tornBytes: number): TailScan {
+    const scan: TailScan = { size, tornBytes, last: null, retains: [], badLines: [] };
+    const inOrder = inSequence(this.lines.map((l) => l.entry).reverse()).reverse();
+    const budget = new FactBudget(this.retainChars, scan.retains);
+    this.lines.forEach(({ start }, i) => {
+      const entry = inOrder[i];
+      if (entry === null) scan.badLines.push(start);
+      else {
+        scan.last ??= entry;
+        budget.take(entry);
+      }
+    });
+    return scan;
+  }
+}
+
+/**
+ * Entries oldest first, with those out of sequence replaced by null: each seq must be greater than the
+ * seq of the readable entry before it, by at most MAX_SEQ_STEP. The oldest entry has nothing to follow.
+ */
+export function inSequence(entries: (LedgerEntry | null)[]): (LedgerEntry | null)[] {
+  let prev: number | null = null;
+  return entries.map((e) => {
+    if (e === null) return null;
+    if (prev !== null && (e.seq <= prev || e.seq > prev + MAX_SEQ_STEP)) return null;
+    prev = e.seq;
+    return e;
+  });
 }
 
 /** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
 function walk(cache: TailCache, retainChars: number, lowest: number): { scan: TailScan; stop: number; early: boolean } | null {
-  const scan = emptyScan(cache.end);
-  const budget = new FactBudget(retainChars, scan.retains);
+  const seen = new Examined(retainChars);
   const { lines } = cache;
   for (let i = lines.length - 1; i >= 0; i--) {
     const { start, entry } = lines[i];
     // a fresh scan reads no further back than `lowest`, and parses a line only when it also read
     // the newline before it (or the line starts the file)
-    if (start === 0 ? lowest !== 0 : start - 1 < lowest) return { scan, stop: i + 1, early: false };
-    record(scan, budget, start, entry);
-    if (scan.last !== null && budget.full) return { scan, stop: i, early: true };
+    if (start === 0 ? lowest !== 0 : start - 1 < lowest) return { scan: seen.result(cache.end, 0), stop: i + 1, early: false };
+    seen.add(start, entry);
+    if (seen.enough) return { scan: seen.result(cache.end, 0), stop: i, early: true };
   }
-  return cache.complete ? { scan, stop: 0, early: false } : null;
+  return cache.complete ? { scan: seen.result(cache.end, 0), stop: 0, early: false } : null;
 }
 
 async function fromCache(h: ReadHandle, c: TailCache | undefined, retainChars: number, maxScanBytes: number): Promise<{ scan: TailScan; cache: TailCache } | null> {
@@ -239,22 +292,21 @@ function trim(c: TailCache, stop: number, early: boolean, lowest: number): TailC
 }
 
 async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: number, keep: boolean): Promise<{ scan: TailScan; cache: TailCache | null }> {
-  const scan = emptyScan(h.size);
-  const seen: SeenLine[] = [];
+  const seen = new Examined(retainChars);
   const chunks: Buffer[] = [];
   let pos = h.size;
   let carry: Buffer = Buffer.alloc(0);
   let first = true;
-  const budget = new FactBudget(retainChars, scan.retains);
+  let tornBytes = 0;
   // the cap does not apply while looking for the end of the last complete line: a torn tail must
   // be measured exactly, however long
   let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
   const done = (from: number, complete: boolean) => {
-    if (!keep || scan.tornBytes > 0) return { scan, cache: null };
-    seen.reverse();
+    const scan = seen.result(h.size, tornBytes);
+    if (!keep || tornBytes > 0) return { scan, cache: null };
     const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks.reverse());
     // `all` covers [pos, size): the chunks read, newest first in `chunks`
-    return { scan, cache: { from, end: h.size, bytes: Buffer.from(all.subarray(from - pos)), lines: seen, complete } };
+    return { scan, cache: { from, end: h.size, bytes: Buffer.from(all.subarray(from - pos)), lines: seen.lines.slice().reverse(), complete } };
   };
   while (pos > 0 && (first || dataEnd - pos < maxScanBytes)) {
     const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxScanBytes - (dataEnd - pos))));
@@ -272,7 +324,7 @@ async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: numbe
         continue;
       }
       first = false;
-      scan.tornBytes = h.size - (start + nl + 1);
+      tornBytes = h.size - (start + nl + 1);
       dataEnd = start + nl + 1;
       buf = buf.subarray(0, nl + 1);
     }
@@ -283,12 +335,8 @@ async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: numbe
       const lineStart = cut + 1;
       if (cut < 0 && start > 0) break; // the line continues in the previous chunk
       const line = buf.subarray(lineStart, end - 1);
-      if (line.length > 0) {
-        const entry = parseEntry(line);
-        if (keep) seen.push({ start: start + lineStart, entry });
-        record(scan, budget, start + lineStart, entry);
-      }
-      if (scan.last !== null && budget.full) {
+      if (line.length > 0) seen.add(start + lineStart, parseEntry(line));
+      if (seen.enough) {
         pos = start;
         return done(Math.max(0, start + lineStart - 1), false);
       }
@@ -310,18 +358,21 @@ export function serializeEntry(e: LedgerEntry): Buffer {
 /** Read the whole ledger (tools and tests; the runtime itself only reads the tail). */
 export async function readAll(fs: MemoryFs, file: string): Promise<{ entries: LedgerEntry[]; badLines: number[]; tornBytes: number }> {
   const buf = (await fs.readFile(file)) ?? Buffer.alloc(0);
-  const entries: LedgerEntry[] = [];
-  const badLines: number[] = [];
+  const lines: SeenLine[] = [];
   let start = 0;
+  let tornBytes = 0;
   while (start < buf.length) {
     const nl = buf.indexOf(0x0a, start);
-    if (nl < 0) return { entries, badLines, tornBytes: buf.length - start };
-    if (nl > start) {
-      const e = parseEntry(buf.subarray(start, nl));
-      if (e === null) badLines.push(start);
-      else entries.push(e);
+    if (nl < 0) {
+      tornBytes = buf.length - start;
+      break;
     }
+    if (nl > start) lines.push({ start, entry: parseEntry(buf.subarray(start, nl)) });
     start = nl + 1;
   }
-  return { entries, badLines, tornBytes: 0 };
+  const inOrder = inSequence(lines.map((l) => l.entry));
+  const entries: LedgerEntry[] = [];
+  const badLines: number[] = [];
+  inOrder.forEach((e, i) => (e === null ? badLines.push(lines[i].start) : entries.push(e)));
+  return { entries, badLines, tornBytes };
 }

@@ -24,6 +24,8 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$/;
  */
 export function extractBlocks(text: string): Extracted {
   if (!text.includes("vvm-memory")) return { visible: text, blocks: [] };
+  // a byte-order mark would keep a fence on the first line from being seen
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const lines = text.split(/(?<=\n)/);
   const kept: string[] = [];
   const blocks: Extracted["blocks"] = [];

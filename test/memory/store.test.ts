@@ -365,7 +365,7 @@ describe("ledger recovery", () => {
     fifo(path.join(memDir(dir, "m"), "meta.json"));
     await call(store, "m", patchReply({ retain: ["still works"] }));
     expect((await ledger(dir, "m")).entries.at(-1)?.retain).toEqual(["still works"]);
-    expect(warnings.join("\n")).toMatch(/meta.json cannot be read \(not a regular file\)/);
+    expect(warnings.join("\n")).toMatch(/meta.json cannot be read \(meta.json is not a regular file\)/);
     await rm(path.join(memDir(dir, "l"), "ledger.jsonl"));
     fifo(path.join(memDir(dir, "l"), "ledger.jsonl"));
     const out = await store.open(binding("l"), prov(), new AbortController().signal);
@@ -385,7 +385,7 @@ describe("ledger recovery", () => {
     expect(badLines).toHaveLength(1);
     expect(entries.map((e) => e.seq)).toEqual([1, 2]);
     const offset = Buffer.byteLength(raw.split("this is not json")[0]);
-    expect(warnings.join("\n")).toContain(`unreadable line at byte ${offset}; it is kept as is`);
+    expect(warnings.join("\n")).toContain(`unreadable or out-of-sequence line at byte ${offset}; it is kept as is`);
     const s = await session(store, "k", "dry_run");
     expect(s.context).toContain("- first\n- second");
     await s.release();
@@ -433,7 +433,7 @@ describe("ledger recovery", () => {
       async openRead(file) {
         const h = await nodeFs.openRead(file);
         if (h === null) return null;
-        return { size: h.size, close: () => h.close(), read: async (s, l) => ((bytesRead += l), h.read(s, l)) };
+        return { ...h, read: async (s, l) => ((bytesRead += l), h.read(s, l)) };
       },
     };
     const measure = async (entries: number) => {

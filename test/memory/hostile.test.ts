@@ -1,0 +1,207 @@
+// A memory directory is untrusted input: what a cloned repository, a concurrent process or a person's
+// editor can put there must never make the runtime write outside the directory, through a link, or
+// over a person's save. Each test here reproduces a defect of an earlier release.
+import { lstatSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
+import { sha256 } from "../../runtime/memory/keys.ts";
+import { extractBlocks } from "../../runtime/memory/patch.ts";
+import { runCli } from "../support/cli.ts";
+import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir } from "./helpers.ts";
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+afterEach(() => cleanup());
+
+const entryLine = (seq: number, extra: Record<string, unknown>) =>
+  JSON.stringify({ v: 1, ts: "t", seq, kind: "patch", retain: [], digest_before: sha256(""), digest_after: sha256(""), provenance: null, ...extra }) + "\n";
+
+describe("a cloned repository's memory directory", () => {
+  it("cannot make roll-forward write through a digest.md link (the .git/config takeover)", async () => {
+    const victim = path.join(dir, ".git", "config");
+    await mkdir(path.dirname(victim), { recursive: true });
+    await writeFile(victim, "[core]\n\tbare = false\n");
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    await symlink("../../../.git/config", path.join(mem, "digest.md"));
+    // an "interrupted patch" whose digest_before is the hash the store uses for a digest.md it cannot use
+    const evil = "[core]\n\tfsmonitor = touch /tmp/pwned\n";
+    await writeFile(path.join(mem, "ledger.jsonl"), entryLine(1, { digest: evil, digest_before: sha256("digest.md is not a regular file"), digest_after: sha256(evil) }));
+    await writeFile(path.join(dir, "main.vvm"), `agent a(model="haiku", memory={ scope: "project", key: "k" })\nr = @a \`hi\`(())\nexport r\n`);
+    const res = await runCli(["run", "main.vvm"], { cwd: dir, env: { HOME: dir } });
+    expect(res.code).toBe(0);
+    expect(await readFile(victim, "utf8")).toBe("[core]\n\tbare = false\n");
+    expect(lstatSync(path.join(mem, "digest.md")).isSymbolicLink()).toBe(true);
+    expect(res.stderr).toMatch(/digest.md is not a regular file/);
+  });
+
+  it("cannot get an interrupted patch rolled forward when its digest would be refused as a patch", async () => {
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    const secret = `deploy token ${["ghp", "_", "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7"].join("")}\n`;
+    await writeFile(path.join(mem, "ledger.jsonl"), entryLine(1, { digest: secret, digest_before: sha256(""), digest_after: sha256(secret) }));
+    const { store } = makeStore(dir);
+    const s = await session(store, "k");
+    await s.release();
+    expect(await digestText(dir, "k")).toBeNull();
+  });
+
+  it("refuses a digest.md that is a link on every write path, and names the file", async () => {
+    const outside = path.join(dir, "outside.txt");
+    await writeFile(outside, "keep me");
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "first" }));
+    const digest = path.join(memDir(dir, "k"), "digest.md");
+    rmSync(digest);
+    symlinkSync(outside, digest);
+    const again = makeStore(dir);
+    expect(await call(again.store, "k", patchReply({ digest: "second", retain: ["r"] }))).toBe("Visible answer.");
+    expect(await readFile(outside, "utf8")).toBe("keep me");
+    expect(again.warnings.join("\n")).toMatch(/digest.md is not a regular file/);
+    // the retain item is still kept
+    expect((await ledger(dir, "k")).entries.at(-1)?.retain).toEqual(["r"]);
+  });
+
+  it("a ledger.jsonl that is a directory gives an error naming the file", async () => {
+    await mkdir(path.join(memDir(dir, "k"), "ledger.jsonl"), { recursive: true });
+    const { store } = makeStore(dir);
+    const opened = await store.open(binding("k"), prov(), new AbortController().signal);
+    expect(opened).toBeInstanceOf(Map);
+    expect(JSON.stringify([...((opened as Map<string, Map<string, unknown>>).get("error") ?? new Map())])).toMatch(/ledger\.jsonl is not a regular file/);
+  });
+
+  it("planted temp-file links clobber nothing, and orphans of killed writers are removed under the lock", async () => {
+    const victim = path.join(dir, "victim.txt");
+    await writeFile(victim, "untouched");
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    // the names earlier releases used: meta.json.<pid>.<n>.tmp and write-file-atomic's digest.md.<n>
+    for (let n = 0; n < 400; n++) await symlink(victim, path.join(mem, `meta.json.${process.pid}.${n}.tmp`));
+    await writeFile(path.join(mem, "digest.md.1234567"), "an old digest left by a killed writer");
+    await writeFile(path.join(mem, `digest.md.${"0a".repeat(9)}.tmp`), "half-written");
+    await writeFile(path.join(mem, "notes.txt"), "a person's file");
+    await writeFile(path.join(mem, "digest.md.bak"), "a person's backup");
+    const { store } = makeStore(dir);
+    for (let i = 0; i < 3; i++) await call(store, "k", patchReply({ digest: `d${i}`, retain: [`r${i}`] }));
+    expect(await readFile(victim, "utf8")).toBe("untouched");
+    expect(lstatSync(path.join(mem, "meta.json")).isFile()).toBe(true);
+    expect((await readdir(mem)).sort()).toEqual(["digest.md", "digest.md.bak", "ledger.jsonl", "meta.json", "notes.txt"]);
+  });
+
+  it("refuses to commit when the directory is swapped for a link during the call", async () => {
+    const outside = path.join(dir, "elsewhere");
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "one" }));
+    const s = await session(store, "k");
+    const mem = memDir(dir, "k");
+    // a faithful copy elsewhere, so nothing but the directory's real path tells the two apart
+    await cp(mem, outside, { recursive: true });
+    const before = await readFile(path.join(outside, "ledger.jsonl"), "utf8");
+    renameSync(mem, path.join(dir, "moved"));
+    symlinkSync(outside, mem);
+    expect(await s.complete(patchReply({ digest: "two", retain: ["x"] }))).toBe("Visible answer.");
+    expect(await readFile(path.join(outside, "digest.md"), "utf8")).toBe("one");
+    expect(await readFile(path.join(outside, "ledger.jsonl"), "utf8")).toBe(before);
+    expect(warnings.join("\n")).toMatch(/resolves to .*elsewhere.*patch not applied/);
+  });
+});
+
+describe("a person's save while a patch commits", () => {
+  /** A file layer that runs `save` at one moment of the digest commit. */
+  const saving = (when: "before-check" | "after-check", save: () => void): MemoryFs => ({
+    ...nodeFs,
+    async append(file, data) {
+      await nodeFs.append(file, data);
+      if (when === "before-check" && data.includes('"kind":"patch"') && data.includes('"digest":')) save();
+    },
+    writeAtomic(file, data, durable, beforeRename) {
+      if (when !== "after-check" || !file.endsWith("digest.md")) return nodeFs.writeAtomic(file, data, durable, beforeRename);
+      return nodeFs.writeAtomic(file, data, durable, async () => {
+        await beforeRename?.();
+        save();
+      });
+    },
+  });
+
+  it("a save after the re-read and before the final check wins; the patch keeps only its facts", async () => {
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "model v1" }));
+    const file = path.join(memDir(dir, "k"), "digest.md");
+    let saved = false;
+    const edited = makeStore(dir, { fs: saving("before-check", () => !saved && ((saved = true), writeFileSync(file, "person's save\n"))) });
+    await call(edited.store, "k", patchReply({ digest: "model v2", retain: ["fact"] }));
+    expect(readFileSync(file, "utf8")).toBe("person's save\n");
+    const { entries } = await ledger(dir, "k");
+    expect(entries.map((e) => e.kind)).toEqual(["patch", "external_edit", "patch"]);
+    expect(entries[1].digest).toBe("person's save\n");
+    expect(entries[2].digest).toBeUndefined();
+    expect(entries[2].retain).toEqual(["fact"]);
+    expect(entries[2].reason).toMatch(/edited by hand/);
+    for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+  });
+
+  it("a save into the old file after the final check is put back and recorded", async () => {
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "model v1" }));
+    const file = path.join(memDir(dir, "k"), "digest.md");
+    // an editor writing in place through the file it opened before the rename
+    const edited = makeStore(dir, { fs: saving("after-check", () => writeFileSync(file, "late save\n")) });
+    await call(edited.store, "k", patchReply({ digest: "model v2", retain: ["fact"] }));
+    expect(readFileSync(file, "utf8")).toBe("late save\n");
+    const { entries } = await ledger(dir, "k");
+    expect(entries.map((e) => e.kind)).toEqual(["patch", "patch", "external_edit"]);
+    expect(entries[1].digest).toBe("model v2");
+    expect(entries[2].digest).toBe("late save\n");
+    expect(entries[2].reason).toMatch(/saved by hand while entry 2 was committed/);
+    for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+    expect(edited.warnings.join("\n")).toMatch(/the save is kept/);
+    // the next call sees no further edit
+    const next = makeStore(dir);
+    await call(next.store, "k", patchReply({ retain: ["more"] }));
+    expect((await ledger(dir, "k")).entries.map((e) => e.kind)).toEqual(["patch", "patch", "external_edit", "patch"]);
+  });
+});
+
+describe("sequence numbers", () => {
+  it("a planted seq of 2^53-1 is out of sequence and later entries stay readable", async () => {
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    await writeFile(path.join(mem, "ledger.jsonl"), patchLine(1, ["one"]) + patchLine(2, ["two"]) + patchLine(2 ** 53 - 1, ["planted"]));
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ retain: ["three"] }));
+    await call(store, "k", patchReply({ retain: ["four"] }));
+    const { entries, badLines } = await ledger(dir, "k");
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(badLines).toHaveLength(1);
+    expect(warnings.join("\n")).not.toMatch(/changed outside|external/);
+    const s = await session(store, "k", "dry_run");
+    expect(s.context).toContain("- one\n- two\n- three\n- four");
+    expect(s.context).not.toContain("planted");
+    await s.release();
+  });
+
+  it("lines deleted by hand leave a gap that later entries survive; a repeated seq is out of sequence", async () => {
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    await writeFile(path.join(mem, "ledger.jsonl"), patchLine(1, ["one"]) + patchLine(4, ["four"]) + patchLine(4, ["again"]) + patchLine(5, ["five"]));
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ retain: ["six"] }));
+    const { entries, badLines } = await ledger(dir, "k");
+    expect(entries.map((e) => e.retain[0])).toEqual(["one", "four", "five", "six"]);
+    expect(entries.at(-1)?.seq).toBe(6);
+    expect(badLines).toHaveLength(1);
+  });
+});
+
+describe("replies", () => {
+  it("a reply starting with a byte-order mark still has its vvm-memory block found", async () => {
+    const reply = "\uFEFF```vvm-memory\n" + JSON.stringify({ retain: ["bom"] }) + "\n```\nAnswer.";
+    expect(extractBlocks(reply)).toEqual({ visible: "Answer.", blocks: [{ body: JSON.stringify({ retain: ["bom"] }) + "\n", closed: true }] });
+    const { store } = makeStore(dir);
+    expect(await call(store, "k", reply)).toBe("Answer.");
+    expect((await ledger(dir, "k")).entries[0].retain).toEqual(["bom"]);
+  });
+});
