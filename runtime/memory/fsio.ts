@@ -74,7 +74,7 @@ export interface MemoryFs {
 const errno = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
 const isENOENT = (err: unknown) => errno(err) === "ENOENT";
 
-/** The error code a memory file that is a link, directory, FIFO or device is refused with. */
+/** The error code a memory file that is a link, directory, FIFO, device or hard link is refused with. */
 export const NOT_REGULAR = "not a regular file";
 const notRegular = (file: string) => Object.assign(new Error(`${path.basename(file)} is ${NOT_REGULAR}`), { code: NOT_REGULAR });
 
@@ -97,7 +97,8 @@ async function retryingFds<T>(op: () => T): Promise<T> {
 /**
  * Open without following a link at the last path component and without blocking (a FIFO put where a
  * memory file belongs would block a plain open forever, and the event loop with it), and insist on a
- * regular file. Null when the file does not exist (and `flags` does not create it).
+ * regular file with no other name (through a hard link, a read would hand a file from elsewhere to the
+ * model, and a write would change it). Null when the file does not exist (and `flags` does not create it).
  */
 function openRegular(file: string, flags: number): { fd: number; size: number; ino: number } | null {
   let fd: number;
@@ -112,6 +113,7 @@ function openRegular(file: string, flags: number): { fd: number; size: number; i
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(file);
+    if (st.nlink > 1) throw Object.assign(new Error(`${path.basename(file)} has other hard links`), { code: NOT_REGULAR });
     return { fd, size: st.size, ino: st.ino };
   } catch (err) {
     closeSync(fd);

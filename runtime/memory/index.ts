@@ -158,7 +158,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     try {
       h = await fs.openRead(paths(loc).digest);
     } catch (err) {
-      if (code(err) === `digest.md is ${NOT_REGULAR}`) return unusable("digest.md is not a regular file");
+      if ((err as NodeJS.ErrnoException).code === NOT_REGULAR) return unusable((err as Error).message);
       throw err;
     }
     if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH, watch: { handle: null, hash: EMPTY_HASH } };

@@ -1,7 +1,7 @@
 // A memory directory is untrusted input: what a cloned repository, a concurrent process or a person's
 // editor can put there must never make the runtime write outside the directory, through a link, or
 // over a person's save. Each test here reproduces a defect of an earlier release.
-import { lstatSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -63,6 +63,26 @@ describe("a cloned repository's memory directory", () => {
     expect(again.warnings.join("\n")).toMatch(/digest.md is not a regular file/);
     // the retain item is still kept
     expect((await ledger(dir, "k")).entries.at(-1)?.retain).toEqual(["r"]);
+  });
+
+  it("refuses memory files with other hard links: nothing outside is read into a prompt or written", async () => {
+    const outside = path.join(dir, "private.txt");
+    await writeFile(outside, "my private notes\n");
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    linkSync(outside, path.join(mem, "digest.md"));
+    const { store, warnings } = makeStore(dir);
+    const s = await session(store, "k");
+    expect(s.context).not.toContain("my private notes");
+    await s.complete(patchReply({ digest: "new", retain: ["r"] }));
+    expect(await readFile(outside, "utf8")).toBe("my private notes\n");
+    expect(warnings.join("\n")).toMatch(/digest.md has other hard links/);
+    rmSync(path.join(mem, "digest.md"));
+    rmSync(path.join(mem, "ledger.jsonl"));
+    linkSync(outside, path.join(mem, "ledger.jsonl"));
+    const opened = await store.open(binding("k"), prov(), new AbortController().signal);
+    expect(JSON.stringify([...((opened as Map<string, Map<string, unknown>>).get("error") ?? new Map())])).toMatch(/ledger\.jsonl has other hard links/);
+    expect(await readFile(outside, "utf8")).toBe("my private notes\n");
   });
 
   it("a ledger.jsonl that is a directory gives an error naming the file", async () => {

@@ -1,5 +1,6 @@
 // Several OS processes on one memory: the multi-process stress test and the kill -9 crash loop.
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -58,6 +59,50 @@ describe("processes", () => {
       expect(new Set(entries.flatMap((e) => e.retain)).size).toBe(100);
       for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
       expect(await digestText(dir, "shared")).toBe(entries[99].digest);
+    } finally {
+      await cleanup();
+    }
+  }, 120_000);
+
+  it("4 processes × 25 patches while a person saves digest.md every few ms: no save is lost", async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const file = path.join(memDir(dir, "edited"), "digest.md");
+      const children = Array.from({ length: 4 }, () => startWriter(dir, "edited", 25, 10_000, 100));
+      let running = children.length;
+      let stderr = "";
+      for (const c of children) {
+        c.stderr!.on("data", (d) => (stderr += d));
+        c.on("exit", () => running--);
+      }
+      // an editor saving in place (truncate and write the file it opens), as most editors do; after each
+      // save it looks again a moment later: a save gone from the file was replaced by a writer
+      const replaced: string[] = [];
+      let saves = 0;
+      while (running > 0) {
+        const text = `hand edit ${saves + 1}\n`;
+        let saved = true;
+        try {
+          writeFileSync(file, text);
+          saves++;
+        } catch {
+          saved = false; // the directory does not exist yet
+        }
+        await new Promise((r) => setTimeout(r, 2 + Math.random() * 4));
+        if (saved && !readFileSync(file, "utf8").includes(text)) replaced.push(text);
+      }
+      const results = await Promise.all(children.map(exited));
+      expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+      expect(stderr.replace(/warn: [^\n]*(edited during the call|saved by hand|retain items kept)[^\n]*\n/g, "")).toBe("");
+      const { entries, badLines } = await ledger(dir, "edited");
+      expect(badLines).toEqual([]);
+      expect(entries.filter((e) => e.kind === "patch")).toHaveLength(100);
+      expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+      for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
+      // every save a writer replaced is in the ledger, as the digest of an external_edit entry
+      const recorded = new Set(entries.filter((e) => e.kind === "external_edit").map((e) => e.digest));
+      expect(replaced.filter((t) => !recorded.has(t))).toEqual([]);
+      console.log(`hand editor: ${saves} saves, ${replaced.length} replaced by a writer, ${recorded.size} recorded as external_edit`);
     } finally {
       await cleanup();
     }
