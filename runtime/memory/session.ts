@@ -1,0 +1,549 @@
+// One call's hold on a memory: the transaction. Under the lock the store took, a session recovers what a
+// crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
+// applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
+import path from "node:path";
+import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
+import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
+import { BindingError, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { LEDGER_VERSION, MAX_SEQ, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
+import type { HeldLock } from "./lock.ts";
+import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, unusableDigest, type ParsedDigest, type Patch } from "./patch.ts";
+import { memoryContext } from "./prompt.ts";
+import { scanSecrets, type Finding } from "./secrets.ts";
+
+const SCHEMA_VERSION = 1;
+/** Most ledger bytes read from the end per call, however long the ledger grows. */
+const MAX_SCAN_BYTES = 1024 * 1024;
+export const EMPTY_HASH = sha256("");
+
+interface Meta {
+  schema: number;
+  key: string;
+  scope: string;
+  created_at: string;
+  last_used_at: string;
+  last_mode: MemoryMode;
+  digest_sha256: string;
+  /** bumped by every apply; a writer that finds a different value than it loaded refuses to write */
+  generation: number;
+  /** the ledger's last sequence number, a fallback when no entry is readable near its end */
+  last_seq: number;
+}
+
+/** What the sessions of one store share. */
+export interface StoreShared {
+  fs: MemoryFs;
+  /** character budget for retained facts in the Memory Context */
+  retainChars: number;
+  /** parsed ledger tails, reused while the ledger's bytes are unchanged (see scanTail) */
+  tails: Map<string, TailCache>;
+  /** open sessions, released when the store closes */
+  sessions: Set<Session>;
+  /** a warning about this memory, prefixed with the call's program and line when known */
+  warn(loc: MemoryLocation, prov: MemoryProvenance | null, message: string): void;
+  /** the same warning at most once per store */
+  warnOnce(loc: MemoryLocation, what: string, message: string): void;
+}
+
+/** A write that must not happen; the message says why and that memory is unchanged. */
+export class Refused extends Error {}
+
+/** digest.md changed after the commit re-read it and before the new digest was renamed into place. */
+class SavedDuringCommit extends Error {}
+
+/** digest.md as a commit last read it: the open file (null: there was none) and the hash of its content. */
+interface Watch {
+  handle: ReadHandle | null;
+  hash: string;
+}
+
+/** An error's code and, when it has one, the memory file it concerns (never a whole path). */
+export function code(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | null;
+  if (e?.code === NOT_REGULAR) return e.message;
+  if (e?.code && e.path) return `${e.code}, ${path.basename(e.path)}`;
+  return e?.code ?? e?.message ?? String(err);
+}
+
+export class Session implements MemorySession {
+  context: string | null = null;
+  private done = false;
+  // what the call loaded, kept current by every write it makes
+  private parsed: ParsedDigest = parseDigest(null);
+  private hash = EMPTY_HASH;
+  private meta: Meta | null = null;
+  private ledgerSize = 0;
+  private seq = 0;
+  private readonly fs: MemoryFs;
+  private readonly files: { digest: string; ledger: string; meta: string };
+
+  /**
+   * A session on a memory; `lock` is held (null only for a dry_run on a memory that does not exist yet)
+   * and `realDir` is the directory's real path when the store checked it.
+   */
+  constructor(
+    private readonly shared: StoreShared,
+    private readonly loc: MemoryLocation,
+    private readonly prov: MemoryProvenance,
+    private readonly lock: HeldLock | null,
+    private readonly realDir: string | null,
+  ) {
+    this.fs = shared.fs;
+    this.files = { digest: path.join(loc.dir, "digest.md"), ledger: path.join(loc.dir, "ledger.jsonl"), meta: path.join(loc.dir, "meta.json") };
+  }
+
+  private get mode(): MemoryMode {
+    return this.prov.mode;
+  }
+
+  /** Read everything the call needs and build the Memory Context; in `continue`, first repair what a crash or a hand edit left behind. */
+  async load(): Promise<void> {
+    if (this.lock === null) {
+      this.context = memoryContext(this.loc, this.parsed, [], this.mode);
+      return;
+    }
+    const writing = this.mode === "continue";
+    const { fs, files } = this;
+    if (writing) {
+      // the lock is ours now: the directory checked at open must still be the one we locked
+      await this.checkDir();
+      await this.removeOrphans();
+    }
+    const digest = await this.readDigest();
+    this.parsed = digest.parsed;
+    this.hash = digest.hash;
+    this.meta = await this.readMeta();
+    let scan = await scanTail(fs, files.ledger, this.shared.retainChars, MAX_SCAN_BYTES, this.shared.tails);
+    if (writing && scan.tornBytes > 0) {
+      const whole = await wholeTail(fs, files.ledger, scan.size, scan.tornBytes);
+      if (whole !== null && whole.seq > (scan.last?.seq ?? 0)) {
+        // a whole entry missing only its line break: keep it (below, a torn fragment is cut off instead)
+        await fs.append(files.ledger, Buffer.from("\n"));
+        scan = await scanTail(fs, files.ledger, this.shared.retainChars, MAX_SCAN_BYTES, this.shared.tails);
+        this.warn(`repaired ledger.jsonl: added the missing line break after entry ${whole.seq}`);
+      }
+    }
+    for (const off of scan.badLines) {
+      this.shared.warnOnce(this.loc, `bad@${off}`, `ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; it is kept as is and skipped`);
+    }
+    const { parsed, hash } = this;
+    if (parsed.unusable) this.shared.warnOnce(this.loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);
+    for (const note of parsed.notes) this.shared.warnOnce(this.loc, `note:${hash}:${note}`, note);
+    // The ledger numbers itself: one more than its last readable entry. meta.json's count only stands in
+    // when the ledger has lines but none readable near its end; an empty (or deleted) ledger starts at 1.
+    this.seq = scan.last?.seq ?? (scan.size > 0 ? (this.meta?.last_seq ?? 0) : 0);
+    this.ledgerSize = scan.size;
+    if (writing) await this.recover(scan.size, scan.tornBytes, scan.last);
+    this.context = memoryContext(this.loc, this.parsed, scan.retains, this.mode);
+  }
+
+  async complete(replyText: string): Promise<string> {
+    const { visible, blocks } = extractBlocks(replyText);
+    if (this.done) return visible;
+    this.done = true;
+    try {
+      if (this.mode === "continue" && this.lock !== null) await this.applyReply(blocks);
+    } catch (err) {
+      this.warn(err instanceof Refused ? err.message : `memory not updated: ${code(err)}`);
+    } finally {
+      await this.finish();
+    }
+    return visible;
+  }
+
+  async release(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    await this.finish();
+  }
+
+  private async finish() {
+    this.shared.sessions.delete(this);
+    await this.lock?.release();
+  }
+
+  private warn(message: string) {
+    this.shared.warn(this.loc, this.prov, message);
+  }
+
+  private provenance(): Provenance {
+    const p = this.prov;
+    return { program: p.site.path, line: p.site.span.line, agent: p.agentName, model: p.model, mode: p.mode };
+  }
+
+  /** A torn tail, then a digest.md that differs from what the ledger last produced. */
+  private async recover(size: number, tornBytes: number, last: LedgerEntry | null) {
+    const { fs, files, meta } = this;
+    if (tornBytes > 0) {
+      // an append cut short by a crash: keep every complete line and put a repair entry where the
+      // fragment was, in one step that either completes or leaves the fragment as it is (disk full)
+      const at = size - tornBytes;
+      const e = this.entry("repair", { reason: `removed ${tornBytes} bytes of an incomplete last line (interrupted write)`, provenance: this.provenance() });
+      const line = serializeEntry(e);
+      try {
+        await fs.replaceTail(files.ledger, at, line);
+      } catch (err) {
+        throw new Refused(`could not repair the incomplete last line of ledger.jsonl (${code(err)}); memory unchanged`);
+      }
+      this.ledgerSize = at + line.length;
+      this.seq = e.seq;
+      this.warn(`repaired ledger.jsonl: removed an incomplete last line (${tornBytes} bytes)`);
+    }
+    const known = last?.digest_after ?? meta?.digest_sha256 ?? EMPTY_HASH;
+    if (this.hash === known) return;
+    // meta.json is written after digest.md: when it already records this entry's result, the update
+    // finished and digest.md was changed since (a person restoring the old digest), not left half-done
+    const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
+    const content = !finished && last?.kind === "patch" && last.digest_before === this.hash ? await this.rollForward(last) : null;
+    if (content === null || last === null) {
+      await this.recordExternalEdit(known);
+      return;
+    }
+    // the ledger has the patch but the crash came before digest.md was replaced: finish it, under
+    // the same rules as any patch (a checked directory, never through a link)
+    await this.checkDir();
+    await fs.writeAtomic(files.digest, content, true);
+    this.parsed = parseDigest(Buffer.from(content, "utf8"));
+    this.hash = last.digest_after;
+    await this.append(this.entry("repair", { reason: `completed the interrupted update of entry ${last.seq}`, provenance: this.provenance() }));
+    this.warn(`completed an interrupted memory update (ledger entry ${last.seq})`);
+  }
+
+  /**
+   * The digest.md an interrupted patch entry would have written, or null when it must not be written:
+   * the current digest is unusable (a link, a FIFO, too large: nothing the model saw), or the entry's
+   * digest would be refused as a patch today (limits, front matter, a secret), or it does not hash to
+   * what the entry says.
+   */
+  private async rollForward(last: LedgerEntry): Promise<string | null> {
+    const { parsed } = this;
+    if (parsed.unusable || typeof last.digest !== "string") return null;
+    const verdict = parsePatch(JSON.stringify({ digest: last.digest }), true, parsed.settings.digestLimit);
+    if (!verdict.ok) return null;
+    const content = digestFile(parsed, last.digest);
+    if (sha256(content) !== last.digest_after) return null;
+    if ((await scanSecrets(last.digest, [])).length > 0) return null;
+    return content;
+  }
+
+  /** Temporary files of writers killed mid-write; only the store's own names, under the lock. */
+  private async removeOrphans() {
+    for (const name of await this.fs.list(this.loc.dir)) {
+      if (isOrphanName(name)) await this.fs.remove(path.join(this.loc.dir, name));
+    }
+  }
+
+  /** The directory must still be the one the call opened, inside its root: checked before every commit. */
+  private async checkDir() {
+    let real: string | null;
+    try {
+      real = await verifyContainment(this.loc);
+    } catch (err) {
+      throw new Refused(`${err instanceof BindingError ? err.message : code(err)}; patch not applied`);
+    }
+    if (real === null) throw new Refused("the memory directory was removed during the call; patch not applied");
+    if (real !== this.realDir) throw new Refused(`the memory directory now resolves to ${real}, not ${this.realDir} (moved or replaced during the call); patch not applied`);
+  }
+
+  /**
+   * digest.md parsed, and the hash the ledger records for it. A file over the size cap, or something
+   * that is not a regular file (a link, a directory, a FIFO that would block), is unusable and never
+   * read; its stand-in hash names what was found, so a later change still shows as an edit. One open
+   * both classifies the file and reads it. With `watch`, a usable file is kept open for the commit.
+   */
+  private async readDigest(watch = false): Promise<{ parsed: ParsedDigest; hash: string; watch: Watch | null }> {
+    const unusable = (reason: string) => ({ parsed: unusableDigest(reason), hash: sha256(reason), watch: null });
+    let h: ReadHandle | null;
+    try {
+      h = await this.fs.openRead(this.files.digest);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === NOT_REGULAR) return unusable((err as Error).message);
+      throw err;
+    }
+    if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH, watch: { handle: null, hash: EMPTY_HASH } };
+    let kept = false;
+    try {
+      if (h.size > MAX_DIGEST_FILE_BYTES) return unusable(`digest.md is ${h.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
+      const raw = await h.read(0, h.size);
+      const hash = sha256(raw);
+      kept = watch;
+      return { parsed: parseDigest(raw), hash, watch: watch ? { handle: h, hash } : null };
+    } finally {
+      if (!kept) await h.close();
+    }
+  }
+
+  private async readMeta(): Promise<Meta | null> {
+    let raw: Buffer | null;
+    try {
+      raw = await this.fs.readFile(this.files.meta);
+    } catch (err) {
+      // derived, so never a reason to refuse a call: a directory or FIFO in its place is ignored like bad JSON
+      this.shared.warnOnce(this.loc, "meta", `meta.json cannot be read (${code(err)}); it is ignored and rebuilt on the next update`);
+      return null;
+    }
+    if (raw === null) return null;
+    try {
+      const m = JSON.parse(raw.toString("utf8")) as Meta;
+      // the numbers feed new sequence numbers and the writers' generation check: whole and finite, or ignored
+      const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+      if (typeof m !== "object" || m === null || !count(m.generation) || !count(m.last_seq) || typeof m.digest_sha256 !== "string") throw new Error("shape");
+      return m;
+    } catch {
+      this.shared.warnOnce(this.loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
+      return null;
+    }
+  }
+
+  private async recordExternalEdit(before: string, why = "digest.md was changed outside the runtime") {
+    const { parsed } = this;
+    let digest: string | undefined = parsed.body;
+    let reason = why;
+    if (parsed.unusable) {
+      digest = undefined;
+      reason += ` (content not recorded: ${parsed.unusable})`;
+    } else {
+      const found = await scanSecrets(parsed.body, []);
+      if (found.length > 0) {
+        digest = undefined;
+        reason += ` (content not recorded: ${describeFindings(found)})`;
+        this.shared.warn(this.loc, null, `digest.md appears to contain a secret (${describeFindings(found)}); it is still injected because a person wrote it`);
+      }
+    }
+    const e = this.entry("external_edit", { reason, provenance: this.provenance(), digest_before: before });
+    if (digest !== undefined) e.digest = digest;
+    await this.append(e);
+  }
+
+  private entry(kind: LedgerEntry["kind"], extra: Partial<LedgerEntry>): LedgerEntry {
+    if (this.seq >= MAX_SEQ) throw new Refused(`ledger.jsonl's last entry has sequence number ${this.seq}, the highest there is; memory unchanged`);
+    return {
+      v: LEDGER_VERSION,
+      ts: new Date().toISOString(),
+      seq: this.seq + 1,
+      kind,
+      retain: [],
+      digest_before: this.hash,
+      digest_after: this.hash,
+      provenance: null,
+      ...extra,
+    };
+  }
+
+  /** Append one entry as one write + fsync. A failed append is cut back to the previous size. */
+  private async append(e: LedgerEntry): Promise<void> {
+    const line = serializeEntry(e);
+    const file = this.files.ledger;
+    try {
+      await this.fs.append(file, line);
+    } catch (err) {
+      try {
+        const size = await this.fs.size(file);
+        if (size !== null && size > this.ledgerSize) await this.fs.truncate(file, this.ledgerSize);
+      } catch {
+        // the torn tail is repaired under the lock on the next call
+      }
+      throw new Refused(`could not append to ledger.jsonl (${code(err)}); memory unchanged`);
+    }
+    this.ledgerSize += line.length;
+    this.seq = e.seq;
+  }
+
+  private async guard() {
+    const lost = this.lock?.compromised();
+    if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
+    await this.checkDir();
+    const meta = await this.readMeta();
+    const ledgerSize = await this.fs.size(this.files.ledger);
+    if ((meta?.generation ?? 0) !== (this.meta?.generation ?? 0)) {
+      throw new Refused(`another writer updated this memory during the call (generation ${meta?.generation ?? 0}, expected ${this.meta?.generation ?? 0}); patch not applied`);
+    }
+    if ((ledgerSize ?? 0) !== this.ledgerSize) throw new Refused("ledger.jsonl changed during the call (another writer?); patch not applied");
+  }
+
+  private async writeMeta() {
+    const now = new Date().toISOString();
+    const meta: Meta = {
+      schema: SCHEMA_VERSION,
+      key: this.loc.key,
+      scope: this.loc.scope,
+      created_at: this.meta?.created_at ?? now,
+      last_used_at: now,
+      last_mode: this.mode,
+      digest_sha256: this.hash,
+      generation: (this.meta?.generation ?? 0) + 1,
+      last_seq: this.seq,
+    };
+    try {
+      // meta.json is derived (the ledger and digest.md are authoritative), so no fsync
+      await this.fs.writeAtomic(this.files.meta, JSON.stringify(meta, null, 2) + "\n", false);
+      this.meta = meta;
+    } catch (err) {
+      this.shared.warn(this.loc, null, `meta.json not updated (${code(err)}); digest and ledger are complete and it is rebuilt on the next call`);
+    }
+  }
+
+  private async reject(reason: string) {
+    this.warn(`patch rejected, memory unchanged: ${reason}`);
+    await this.guard();
+    await this.append(this.entry("rejected", { reason, provenance: this.provenance() }));
+    await this.writeMeta();
+  }
+
+  /**
+   * Read digest.md again just before committing. When it changed since the call loaded it, the edit is
+   * recorded (an external_edit entry) and `edited` is true; otherwise `watch` holds the file open so the
+   * commit can tell whether anyone saves into it from now on.
+   */
+  private async reread(): Promise<{ edited: boolean; watch: Watch | null }> {
+    await this.guard();
+    const { parsed, hash, watch } = await this.readDigest(true);
+    if (hash === this.hash) return { edited: false, watch };
+    await watch?.handle?.close();
+    const before = this.hash;
+    this.parsed = parsed;
+    this.hash = hash;
+    await this.recordExternalEdit(before);
+    this.warn("digest.md was edited during the call; the edit is recorded in the ledger and kept");
+    return { edited: true, watch: null };
+  }
+
+  /** Whether digest.md is no longer the file, with the content, that `watch` holds. */
+  private async savedSince(watch: Watch): Promise<boolean> {
+    const ino = await this.fs.identity(this.files.digest);
+    if (watch.handle === null) return ino !== null;
+    if (ino !== watch.handle.ino) return true;
+    return sha256(await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1)) !== watch.hash;
+  }
+
+  /**
+   * After the new digest was renamed into place: a person who saved into the old file in place (an
+   * editor writing through the handle it had open) after the last check wrote into a file that is no
+   * longer digest.md. Their save wins: it is put back as digest.md and recorded as an external_edit.
+   * True when such a save was found.
+   */
+  private async keepLateSave(watch: Watch, ours: { ino: number; seq: number }): Promise<boolean> {
+    if (watch.handle === null) return false;
+    const raw = await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1);
+    const hash = sha256(raw);
+    if (hash === watch.hash) return false;
+    watch.hash = hash;
+    const file = this.files.digest;
+    let note = "";
+    try {
+      ours.ino = await this.fs.writeAtomic(file, raw, true, async () => {
+        if ((await this.fs.identity(file)) !== ours.ino) throw new SavedDuringCommit();
+      });
+    } catch (err) {
+      // digest.md was replaced yet again: that newer file stays, and the next call records it
+      note = err instanceof SavedDuringCommit ? "; digest.md was replaced again since, and that file is kept" : `; it could not be put back (${code(err)})`;
+    }
+    const before = this.hash;
+    this.parsed = parseDigest(raw);
+    this.hash = hash;
+    await this.recordExternalEdit(before, `digest.md was saved by hand while entry ${ours.seq} was committed; the save replaces that entry's digest${note}`);
+    this.warn(`digest.md was saved by hand while the memory update was committed; the save is kept and recorded in the ledger (entry ${this.seq})`);
+    return true;
+  }
+
+  private async applyReply(blocks: { body: string; closed: boolean }[]) {
+    if (blocks.length === 0) {
+      await this.guard();
+      await this.writeMeta();
+      return;
+    }
+    if (blocks.length > 1) return this.reject(`${blocks.length} vvm-memory blocks in one reply; exactly one is accepted, so none was applied`);
+    const verdict = parsePatch(blocks[0].body, blocks[0].closed, this.parsed.settings.digestLimit);
+    if (!verdict.ok) return this.reject(verdict.reason);
+    const patch = verdict.patch;
+    const found = await scanSecrets(patch.digest, patch.retain);
+    if (found.length > 0) return this.reject(`likely secret found: ${describeFindings(found)}`);
+    // A save that lands between the last check and the rename sends the commit round again; the second
+    // round sees the save as an edit and keeps it. The bound only matters against a flood of saves.
+    for (let round = 0; ; round++) {
+      const { edited, watch } = await this.reread();
+      try {
+        if (await this.commit(patch, edited || round >= 3, watch)) return;
+      } finally {
+        await watch?.handle?.close();
+      }
+    }
+  }
+
+  /** Apply a valid patch; false when a person saved digest.md during the commit (nothing was applied). */
+  private async commit(patch: Patch, edited: boolean, watch: Watch | null): Promise<boolean> {
+    const notes: string[] = [];
+    // people edit digest.md even while a call runs: record that edit, and keep it rather than
+    // overwrite it with a digest written by a model that never saw it
+    let newDigest = patch.digest !== undefined && patch.digest !== this.parsed.body ? patch.digest : undefined;
+    if (newDigest !== undefined && edited) {
+      notes.push("digest rewrite refused: digest.md was edited by hand during the call");
+      newDigest = undefined;
+    }
+    if (newDigest !== undefined && this.parsed.settings.readOnly) {
+      notes.push("digest rewrite refused: digest.md is read_only (front matter)");
+      newDigest = undefined;
+    }
+    if (newDigest !== undefined && this.parsed.unusable) {
+      notes.push(`digest rewrite refused: ${this.parsed.unusable}`);
+      newDigest = undefined;
+    }
+    if (newDigest === undefined && patch.retain.length === 0) {
+      if (notes.length > 0) await this.reject(notes.join("; "));
+      else await this.writeMeta();
+      return true;
+    }
+    if (notes.length > 0) this.warn(notes.join("; ") + " (retain items kept)");
+
+    const content = newDigest !== undefined ? digestFile(this.parsed, newDigest) : null;
+    const after = content !== null ? sha256(content) : this.hash;
+    const e = this.entry("patch", { retain: patch.retain, provenance: this.provenance(), digest_after: after });
+    if (newDigest !== undefined) e.digest = newDigest;
+    if (notes.length > 0) e.reason = notes.join("; ");
+
+    // guard() ran inside reread; only the lock flag can have changed since (no I/O in between
+    // except that function's own append)
+    const lost = this.lock?.compromised();
+    if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
+    const sizeBefore = this.ledgerSize;
+    await this.append(e);
+    if (content === null || watch === null) {
+      await this.writeMeta();
+      return true;
+    }
+    const ours = { ino: 0, seq: e.seq };
+    const lostNow = this.lock?.compromised();
+    if (lostNow) throw new Refused(`the memory lock was lost before digest.md was written (${lostNow}); ledger entry ${e.seq} is completed by the next call`);
+    try {
+      ours.ino = await this.fs.writeAtomic(this.files.digest, content, true, async () => {
+        await this.checkDir();
+        if (await this.savedSince(watch)) throw new SavedDuringCommit();
+      });
+    } catch (err) {
+      // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
+      // (or, when a person saved meanwhile, records their save: it no longer matches digest_before)
+      try {
+        await this.fs.truncate(this.files.ledger, sizeBefore);
+        this.ledgerSize = sizeBefore;
+        this.seq = e.seq - 1;
+      } catch {
+        throw new Refused(`could not write digest.md (${code(err)}); ledger entry ${e.seq} is completed by the next call`);
+      }
+      if (err instanceof SavedDuringCommit) return false;
+      if (err instanceof Refused) throw err;
+      throw new Refused(`could not write digest.md (${code(err)}); memory unchanged`);
+    }
+    this.hash = after;
+    this.parsed = parseDigest(Buffer.from(content, "utf8"));
+    await this.keepLateSave(watch, ours);
+    await this.writeMeta();
+    // once more after the meta write: an editor's write can trail its open by a moment
+    if (await this.keepLateSave(watch, ours)) await this.writeMeta();
+    return true;
+  }
+}
+
+function describeFindings(found: Finding[]): string {
+  const parts = found.map((f) => `${f.ruleId.replace("@secretlint/secretlint-rule-", "")}/${f.messageId} in ${f.field} line ${f.line}`);
+  return [...new Set(parts)].join(", ");
+}
