@@ -7,7 +7,7 @@ import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { TailCache } from "./ledger.ts";
-import { acquire, DEFAULT_STALE_MS } from "./lock.ts";
+import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
 import { code, Refused, Session, type StoreShared } from "./session.ts";
 
@@ -34,6 +34,13 @@ export type MemoryStore = MemoryPort & { close(): Promise<void> };
 const CHARS_PER_TOKEN = 4;
 
 const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
+
+/** "held by pid 123 on host since 12:03:01", as far as the lock file says. */
+function heldBy(h: Holder | null): string {
+  if (h === null) return "holder unknown";
+  const since = h.since !== null && !Number.isNaN(Date.parse(h.since)) ? ` since ${new Date(h.since).toLocaleTimeString("en-GB")}` : "";
+  return `held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${since}`;
+}
 
 export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const fs = opts.fs ?? nodeFs;
@@ -88,11 +95,11 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
         return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
       }
-      const got = await acquire(loc.dir, opts.lockTimeoutMs, staleMs, signal);
+      const got = await acquire(loc.dir, opts.lockTimeoutMs, staleMs, signal, (holder) => shared.warn(loc, prov, `waiting for the memory lock (${heldBy(holder)})`));
       if (!got.ok) {
         switch (got.reason) {
           case "timeout":
-            return makeError("locked", `${label(loc)} is in use by another call or process; gave up after waiting ${opts.lockTimeoutMs} ms (--lock-timeout)`);
+            return makeError("locked", `${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${opts.lockTimeoutMs} ms (--lock-timeout)`);
           case "aborted":
             return makeError("locked", `${label(loc)}: interrupted while waiting for its lock`);
           case "error":

@@ -1,19 +1,36 @@
-// One writer per memory directory: an async mutex per directory inside this process (proper-lockfile
-// has no in-process queue), then proper-lockfile's `lock` directory across processes.
-import { Mutex } from "async-mutex";
-import lockfile from "proper-lockfile";
+// One writer per memory directory: an async mutex per directory inside this process, then a lock file
+// across processes. The lock file `lock` is created exclusively (O_EXCL, never through a link) and says
+// who holds it; its mtime is refreshed while it is held. It is taken over when its holder is a process
+// of this machine that no longer runs, or when its mtime is older than the stale time (a holder on
+// another machine, or a reused pid). This replaces proper-lockfile: its lock is a directory, and a
+// mkdir + rmdir pair costs ~120 µs on ext4 here against ~37 µs for creating and unlinking a file, and
+// its synchronous API probes the file system's mtime precision on every lock.
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, futimesSync, lstatSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { Mutex } from "async-mutex";
 import { sleep } from "../abort.ts";
 
 export const DEFAULT_STALE_MS = 10_000;
 
 export interface HeldLock {
-  /** set when proper-lockfile reports the lock compromised; re-checked right before every write */
+  /** why the lock is no longer ours (removed, or taken over by another process), or null; checked right before every write */
   readonly compromised: () => string | null;
   release(): Promise<void>;
 }
 
-export type AcquireResult = { ok: true; lock: HeldLock } | { ok: false; reason: "timeout" | "aborted" } | { ok: false; reason: "error"; error: Error };
+/** Who holds a lock, from its file; null fields when the file says nothing usable. */
+export interface Holder {
+  pid: number | null;
+  host: string | null;
+  since: string | null;
+}
+
+export type AcquireResult =
+  | { ok: true; lock: HeldLock }
+  | { ok: false; reason: "timeout" | "aborted"; holder: Holder | null }
+  | { ok: false; reason: "error"; error: Error };
 
 const mutexes = new Map<string, { mutex: Mutex; users: number }>();
 
@@ -69,65 +86,172 @@ async function acquireMutex(dir: string, deadline: number, signal: AbortSignal):
   return outcome === null ? "timeout" : outcome;
 }
 
+const errno = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
+
+/** The holder a lock file names; a lock directory of an earlier release, a link or junk names nobody. */
+export function readHolder(file: string): Holder | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const h = JSON.parse(readFileSync(fd, "utf8").slice(0, 1000)) as Record<string, unknown>;
+    return {
+      pid: Number.isSafeInteger(h.pid) && (h.pid as number) > 0 ? (h.pid as number) : null,
+      host: typeof h.host === "string" ? h.host : null,
+      since: typeof h.since === "string" ? h.since : null,
+    };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** True only when the holder is a process of this machine that has exited. */
+function holderGone(h: Holder | null): boolean {
+  if (h?.pid == null || h.host !== os.hostname() || h.pid === process.pid) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (err) {
+    return errno(err) === "ESRCH";
+  }
+}
+
 /**
- * Take the directory's lock, waiting with backoff until `timeoutMs` has passed. The directory must
- * exist. A lock left by a killed process is reclaimed once its mtime is older than `staleMs`.
+ * Move a stale lock out of the way (a rename, so of two processes that both judged it stale only one
+ * moves it), then delete it. Whatever stands at `lock` goes: a file, a link (never followed), or the
+ * directory an earlier release used.
  */
-export async function acquire(dir: string, timeoutMs: number, staleMs: number, signal: AbortSignal): Promise<AcquireResult> {
-  const deadline = Date.now() + timeoutMs;
-  const releaseMutex = await acquireMutex(dir, deadline, signal);
-  if (releaseMutex === "timeout" || releaseMutex === "aborted") return { ok: false, reason: releaseMutex };
-  let compromised: string | null = null;
-  const lockOptions = {
-    lockfilePath: path.join(dir, "lock"),
-    realpath: false,
-    stale: staleMs,
-    update: Math.max(1000, Math.floor(staleMs / 4)),
-    retries: 0,
-    // the default throws from a timer and kills the process; record it and refuse to write instead
-    onCompromised: (err: Error) => {
-      compromised = err.message;
+function takeOver(file: string): void {
+  const aside = `${file}.${randomBytes(9).toString("hex")}.stale`;
+  try {
+    renameSync(file, aside);
+  } catch (err) {
+    if (errno(err) === "ENOENT") return; // someone else moved it first
+    throw err;
+  }
+  try {
+    unlinkSync(aside);
+  } catch (err) {
+    if (errno(err) !== "EISDIR" && errno(err) !== "EPERM") throw err;
+    rmdirSync(aside);
+  }
+}
+
+/** Create the lock file, or null when it exists. */
+function create(file: string, staleMs: number): HeldLock | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  } catch (err) {
+    if (errno(err) === "EEXIST") return null;
+    throw err;
+  }
+  try {
+    writeSync(fd, JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() }) + "\n");
+  } catch {
+    // a full disk: the empty file is still the lock, its holder unknown (judged stale by its mtime only)
+  }
+  const ino = fstatSync(fd).ino;
+  // keep the mtime fresh while held, so nobody judges a slow call's lock stale
+  const refresh = setInterval(
+    () => {
+      try {
+        const now = new Date();
+        futimesSync(fd, now, now);
+      } catch {
+        // the next compromised() check says what happened
+      }
+    },
+    Math.max(500, Math.floor(staleMs / 4)),
+  );
+  refresh.unref();
+  const mine = () => {
+    try {
+      return lstatSync(file).ino === ino;
+    } catch {
+      return false;
+    }
+  };
+  let released = false;
+  return {
+    compromised: () => (mine() ? null : "the lock file was removed or taken over by another process"),
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(refresh);
+      try {
+        if (mine()) unlinkSync(file);
+      } catch {
+        // removed with the directory: nothing left to release
+      } finally {
+        closeSync(fd);
+      }
     },
   };
+}
+
+/**
+ * Take the directory's lock, waiting with backoff until `timeoutMs` has passed. The directory must
+ * exist. `onWait` is told once, after a second of waiting, who holds it.
+ */
+export async function acquire(dir: string, timeoutMs: number, staleMs: number, signal: AbortSignal, onWait?: (holder: Holder | null) => void): Promise<AcquireResult> {
+  const t0 = Date.now();
+  const deadline = t0 + timeoutMs;
+  const file = path.join(dir, "lock");
+  const releaseMutex = await acquireMutex(dir, deadline, signal);
+  // another call of this process holds it: its lock file says so
+  if (releaseMutex === "timeout" || releaseMutex === "aborted") return { ok: false, reason: releaseMutex, holder: readHolder(file) };
   let wait = 5;
+  let told = false;
   for (;;) {
+    let holder: Holder | null = null;
     try {
-      // The sync API: mkdir/stat/utimes/rmdir on one tiny directory take microseconds, far less than
-      // thread-pool round trips on a busy machine; waiting between tries stays asynchronous (below).
-      const releaseFile = lockfile.lockSync(dir, lockOptions);
-      let released = false;
-      return {
-        ok: true,
-        lock: {
-          compromised: () => compromised,
-          async release() {
-            if (released) return;
-            released = true;
-            try {
-              releaseFile(); // synchronous, like the lock
-            } catch {
-              // already compromised or removed with the directory: nothing left to release
-            } finally {
+      const held = create(file, staleMs);
+      if (held !== null) {
+        return {
+          ok: true,
+          lock: {
+            compromised: held.compromised,
+            async release() {
+              await held.release();
               releaseMutex();
-            }
+            },
           },
-        },
-      };
+        };
+      }
+      holder = readHolder(file);
+      let st: ReturnType<typeof lstatSync> | null = null;
+      try {
+        st = lstatSync(file);
+      } catch (err) {
+        if (errno(err) !== "ENOENT") throw err;
+      }
+      if (st === null) continue; // released between the two looks: try again at once
+      if (holderGone(holder) || Date.now() - st.mtimeMs > staleMs) {
+        takeOver(file);
+        continue;
+      }
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "ELOCKED") {
+      // out of file descriptors is usually passing (see fsio.ts): wait like for a busy lock
+      if (errno(err) !== "EMFILE" && errno(err) !== "ENFILE") {
         releaseMutex();
         return { ok: false, reason: "error", error: err as Error };
       }
     }
-    const left = deadline - Date.now();
-    if (signal.aborted) {
-      releaseMutex();
-      return { ok: false, reason: "aborted" };
+    if (!told && onWait && Date.now() - t0 >= 1000) {
+      told = true;
+      onWait(holder);
     }
-    if (left <= 0) {
+    const left = deadline - Date.now();
+    if (signal.aborted || left <= 0) {
       releaseMutex();
-      return { ok: false, reason: "timeout" };
+      return { ok: false, reason: signal.aborted ? "aborted" : "timeout", holder };
     }
     await sleep(Math.min(left, wait * (0.5 + Math.random())), signal);
     wait = Math.min(wait * 1.6, 250);

@@ -1,6 +1,7 @@
 // One call's hold on a memory: the transaction. Under the lock the store took, a session recovers what a
 // crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
 // applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
@@ -15,6 +16,17 @@ const SCHEMA_VERSION = 1;
 /** Most ledger bytes read from the end per call, however long the ledger grows. */
 const MAX_SCAN_BYTES = 1024 * 1024;
 export const EMPTY_HASH = sha256("");
+
+/**
+ * A digest.md that a commit replaced keeps a second name until the next call has looked at it:
+ * `digest.md.<first 16 hex digits of the content's SHA-256>.<random>.prev`. A person's editor that
+ * saves into the file it had open writes there; the next call finds the content no longer matches
+ * the name and keeps the save (settleReplaced).
+ */
+const REPLACED = /^digest\.md\.([0-9a-f]{16})\.[0-9a-f]{8}\.prev$/;
+const replacedName = (hash: string) => `digest.md.${hash.slice(0, 16)}.${randomBytes(4).toString("hex")}.prev`;
+/** How long a replaced file is kept after its last change (settleReplaced). */
+const KEEP_REPLACED_MS = 5000;
 
 interface Meta {
   schema: number;
@@ -109,6 +121,7 @@ export class Session implements MemorySession {
       await this.checkDir();
       await this.removeOrphans();
     }
+    const replaced = writing ? await this.replacedFiles() : [];
     const digest = await this.readDigest();
     this.parsed = digest.parsed;
     this.hash = digest.hash;
@@ -133,7 +146,10 @@ export class Session implements MemorySession {
     // when the ledger has lines but none readable near its end; an empty (or deleted) ledger starts at 1.
     this.seq = scan.last?.seq ?? (scan.size > 0 ? (this.meta?.last_seq ?? 0) : 0);
     this.ledgerSize = scan.size;
-    if (writing) await this.recover(scan.size, scan.tornBytes, scan.last);
+    if (writing) {
+      await this.recover(scan.size, scan.tornBytes, scan.last);
+      await this.settleReplaced(replaced);
+    }
     this.context = memoryContext(this.loc, this.parsed, scan.retains, this.mode);
   }
 
@@ -202,7 +218,7 @@ export class Session implements MemorySession {
     // the ledger has the patch but the crash came before digest.md was replaced: finish it, under
     // the same rules as any patch (a checked directory, never through a link)
     await this.checkDir();
-    await fs.writeAtomic(files.digest, content, true);
+    await this.replaceDigest(content, this.hash);
     this.parsed = parseDigest(Buffer.from(content, "utf8"));
     this.hash = last.digest_after;
     await this.append(this.entry("repair", { reason: `completed the interrupted update of entry ${last.seq}`, provenance: this.provenance() }));
@@ -230,6 +246,83 @@ export class Session implements MemorySession {
   private async removeOrphans() {
     for (const name of await this.fs.list(this.loc.dir)) {
       if (isOrphanName(name)) await this.fs.remove(path.join(this.loc.dir, name));
+    }
+  }
+
+  /**
+   * The files earlier commits replaced (REPLACED). A name that is still digest.md's own second name (a
+   * crash came between the link and the rename) is removed at once: digest.md must have one name.
+   */
+  private async replacedFiles(): Promise<string[]> {
+    const names = (await this.fs.list(this.loc.dir)).filter((n) => REPLACED.test(n));
+    if (names.length === 0) return [];
+    const current = (await this.fs.identity(this.files.digest))?.ino;
+    const kept: string[] = [];
+    for (const name of names) {
+      const file = path.join(this.loc.dir, name);
+      if (current !== undefined && (await this.fs.identity(file))?.ino === current) await this.fs.remove(file);
+      else kept.push(name);
+    }
+    return kept;
+  }
+
+  /**
+   * A replaced file whose content no longer matches its name was saved into after the commit that
+   * replaced it: the save is recorded as an external_edit and becomes digest.md again (a person's save
+   * wins, as during a commit). A replaced file is removed once it has not changed for KEEP_REPLACED_MS,
+   * so an editor that stalls between opening the file and writing it still finds its save kept.
+   */
+  private async settleReplaced(names: string[]) {
+    for (const name of names) {
+      const file = path.join(this.loc.dir, name);
+      let raw: Buffer | null = null;
+      try {
+        raw = await this.fs.readFile(file);
+      } catch {
+        // a link or a FIFO put there: not a file of ours, removed like one
+      }
+      const age = Date.now() - ((await this.fs.identity(file))?.mtimeMs ?? 0);
+      if (raw !== null && raw.length <= MAX_DIGEST_FILE_BYTES && !sha256(raw).startsWith(REPLACED.exec(name)![1])) {
+        const before = this.hash;
+        const hash = sha256(raw);
+        await this.replaceDigest(raw, before);
+        this.parsed = parseDigest(raw);
+        this.hash = hash;
+        await this.recordExternalEdit(before, "digest.md was saved by hand into the file an earlier commit had just replaced; the save is kept");
+        this.warn("digest.md was saved by hand just as an earlier memory update replaced it; the save is kept and recorded in the ledger");
+        if (age < KEEP_REPLACED_MS) {
+          await this.fs.rename(file, path.join(this.loc.dir, replacedName(hash)));
+          continue;
+        }
+      }
+      if (raw === null || age >= KEEP_REPLACED_MS) await this.fs.remove(file);
+    }
+  }
+
+  /**
+   * Put `content` in place as digest.md (a fresh file renamed over it). The file it replaces, whose
+   * content should hash to `currentHash`, keeps a second name (REPLACED). `check` runs right before the
+   * second name is given and the rename made, and may throw to abandon both. Resolves to the new
+   * file's inode and the replaced file's second name (null when there was no digest.md).
+   */
+  private async replaceDigest(content: string | Buffer, currentHash: string, check?: () => Promise<void>): Promise<{ ino: number; replaced: string | null }> {
+    let replaced: string | null = null;
+    try {
+      const ino = await this.fs.writeAtomic(this.files.digest, content, async () => {
+        await check?.();
+        const name = path.join(this.loc.dir, replacedName(currentHash));
+        try {
+          await this.fs.link(this.files.digest, name);
+          replaced = name;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        }
+      });
+      return { ino, replaced };
+    } catch (err) {
+      // the rename did not happen: digest.md must not keep a second name
+      if (replaced !== null) await this.fs.remove(replaced);
+      throw err;
     }
   }
 
@@ -375,8 +468,9 @@ export class Session implements MemorySession {
       last_seq: this.seq,
     };
     try {
-      // meta.json is derived (the ledger and digest.md are authoritative), so no fsync
-      await this.fs.writeAtomic(this.files.meta, JSON.stringify(meta, null, 2) + "\n", false);
+      // meta.json is derived (the ledger and digest.md are authoritative): written in place, no fsync;
+      // a torn one is invalid, ignored and rebuilt
+      await this.fs.overwrite(this.files.meta, JSON.stringify(meta, null, 2) + "\n");
       this.meta = meta;
     } catch (err) {
       this.shared.warn(this.loc, null, `meta.json not updated (${code(err)}); digest and ledger are complete and it is rebuilt on the next call`);
@@ -410,7 +504,7 @@ export class Session implements MemorySession {
 
   /** Whether digest.md is no longer the file, with the content, that `watch` holds. */
   private async savedSince(watch: Watch): Promise<boolean> {
-    const ino = await this.fs.identity(this.files.digest);
+    const ino = (await this.fs.identity(this.files.digest))?.ino ?? null;
     if (watch.handle === null) return ino !== null;
     if (ino !== watch.handle.ino) return true;
     return sha256(await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1)) !== watch.hash;
@@ -422,7 +516,7 @@ export class Session implements MemorySession {
    * longer digest.md. Their save wins: it is put back as digest.md and recorded as an external_edit.
    * True when such a save was found.
    */
-  private async keepLateSave(watch: Watch, ours: { ino: number; seq: number }): Promise<boolean> {
+  private async keepLateSave(watch: Watch, ours: { ino: number; seq: number; replaced: string | null }): Promise<boolean> {
     if (watch.handle === null) return false;
     const raw = await watch.handle.readNow(MAX_DIGEST_FILE_BYTES + 1);
     const hash = sha256(raw);
@@ -431,9 +525,11 @@ export class Session implements MemorySession {
     const file = this.files.digest;
     let note = "";
     try {
-      ours.ino = await this.fs.writeAtomic(file, raw, true, async () => {
-        if ((await this.fs.identity(file)) !== ours.ino) throw new SavedDuringCommit();
-      });
+      ours.ino = (
+        await this.replaceDigest(raw, this.hash, async () => {
+          if ((await this.fs.identity(file))?.ino !== ours.ino) throw new SavedDuringCommit();
+        })
+      ).ino;
     } catch (err) {
       // digest.md was replaced yet again: that newer file stays, and the next call records it
       note = err instanceof SavedDuringCommit ? "; digest.md was replaced again since, and that file is kept" : `; it could not be put back (${code(err)})`;
@@ -442,6 +538,12 @@ export class Session implements MemorySession {
     this.parsed = parseDigest(raw);
     this.hash = hash;
     await this.recordExternalEdit(before, `digest.md was saved by hand while entry ${ours.seq} was committed; the save replaces that entry's digest${note}`);
+    if (ours.replaced !== null) {
+      // recorded now: the replaced file's name follows its content, so the next call does not record it again
+      const renamed = path.join(this.loc.dir, replacedName(hash));
+      await this.fs.rename(ours.replaced, renamed);
+      ours.replaced = renamed;
+    }
     this.warn(`digest.md was saved by hand while the memory update was committed; the save is kept and recorded in the ledger (entry ${this.seq})`);
     return true;
   }
@@ -511,14 +613,17 @@ export class Session implements MemorySession {
       await this.writeMeta();
       return true;
     }
-    const ours = { ino: 0, seq: e.seq };
+    const ours: { ino: number; seq: number; replaced: string | null } = { ino: 0, seq: e.seq, replaced: null };
     const lostNow = this.lock?.compromised();
     if (lostNow) throw new Refused(`the memory lock was lost before digest.md was written (${lostNow}); ledger entry ${e.seq} is completed by the next call`);
     try {
-      ours.ino = await this.fs.writeAtomic(this.files.digest, content, true, async () => {
-        await this.checkDir();
-        if (await this.savedSince(watch)) throw new SavedDuringCommit();
-      });
+      Object.assign(
+        ours,
+        await this.replaceDigest(content, watch.hash, async () => {
+          await this.checkDir();
+          if (await this.savedSince(watch)) throw new SavedDuringCommit();
+        }),
+      );
     } catch (err) {
       // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
       // (or, when a person saved meanwhile, records their save: it no longer matches digest_before)

@@ -131,7 +131,7 @@ describe("memory through vvm run", () => {
     const held = await session(store, "busy");
     try {
       const out = ok(await runCli(["run", "locked.vvm", "--lock-timeout", "200ms"], { cwd: dir, env: standin.env() }));
-      expect(out.r).toEqual({ error: { kind: "locked", message: expect.stringMatching(/memory project:"busy" is in use by another call or process; gave up after waiting 200 ms/) } });
+      expect(out.r).toEqual({ error: { kind: "locked", message: expect.stringMatching(/memory project:"busy" is in use by another call or process \(held by pid \d+ on [^)]+\); gave up after waiting 200 ms/) } });
       expect(standin.requests).toHaveLength(0);
     } finally {
       await held.release();

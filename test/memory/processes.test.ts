@@ -47,7 +47,8 @@ describe("processes", () => {
       let stderr = "";
       for (const c of children) c.stderr!.on("data", (d) => (stderr += d));
       const results = await Promise.all(children.map(exited));
-      expect(stderr).toBe("");
+      // a writer that waits over a second for the others says so, once per call
+      expect(stderr.replace(/warn: [^\n]*waiting for the memory lock[^\n]*\n/g, "")).toBe("");
       expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
       const raw = await readFile(path.join(memDir(dir, "shared"), "ledger.jsonl"), "utf8");
       const lines = raw.split("\n");
@@ -93,7 +94,9 @@ describe("processes", () => {
       }
       const results = await Promise.all(children.map(exited));
       expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
-      expect(stderr.replace(/warn: [^\n]*(edited during the call|saved by hand|retain items kept)[^\n]*\n/g, "")).toBe("");
+      // a save that landed in a file a commit had just replaced is recorded by the next call
+      await (await session(makeStore(dir).store, "edited")).release();
+      expect(stderr.replace(/warn: [^\n]*(edited during the call|saved by hand|retain items kept|waiting for the memory lock)[^\n]*\n/g, "")).toBe("");
       const { entries, badLines } = await ledger(dir, "edited");
       expect(badLines).toEqual([]);
       expect(entries.filter((e) => e.kind === "patch")).toHaveLength(100);

@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
@@ -466,10 +467,13 @@ describe("faults", () => {
       }
       return nodeFs.append(file, data);
     },
-    async writeAtomic(file, data, durable) {
+    async writeAtomic(file, data, beforeRename) {
       if ((which === "digest" || which === "digest+truncate") && file.endsWith("digest.md")) throw enospc();
+      return nodeFs.writeAtomic(file, data, beforeRename);
+    },
+    async overwrite(file, data) {
       if (which === "meta" && file.endsWith("meta.json")) throw enospc();
-      return nodeFs.writeAtomic(file, data, durable);
+      return nodeFs.overwrite(file, data);
     },
     async truncate(file, len) {
       if (which === "digest+truncate") throw enospc();
@@ -553,7 +557,7 @@ describe("locking", () => {
     const t0 = Date.now();
     const r = await b.store.open(binding("k"), prov(), new AbortController().signal);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
-    expect(errorOf(r)).toEqual({ kind: "locked", message: expect.stringMatching(/memory project:"k" is in use by another call or process; gave up after waiting 150 ms/) });
+    expect(errorOf(r)).toEqual({ kind: "locked", message: expect.stringMatching(new RegExp(`memory project:"k" is in use by another call or process \\(held by pid ${process.pid} on [^)]+ since \\d\\d:\\d\\d:\\d\\d\\); gave up after waiting 150 ms`)) });
     const rd = await b.store.open(binding("k"), prov("dry_run"), new AbortController().signal);
     expect(errorOf(rd)?.kind).toBe("locked");
     await held.complete("done");
@@ -594,6 +598,26 @@ describe("locking", () => {
     const b = await session(store, "worker-2");
     await Promise.all([a.complete(patchReply({ digest: "a" })), b.complete(patchReply({ digest: "b" }))]);
     expect([await digestText(dir, "worker-1"), await digestText(dir, "worker-2")]).toEqual(["a", "b"]);
+  });
+
+  it("takes over at once a lock whose holder on this machine has exited, and says who holds a lock it waits for", async () => {
+    const lock = path.join(memDir(dir, "k"), "lock");
+    await mkdir(memDir(dir, "k"), { recursive: true });
+    // a pid that is not running: a child that has exited
+    const { pid } = spawnSync(process.execPath, ["-e", "0"]);
+    await writeFile(lock, JSON.stringify({ pid, host: os.hostname(), since: new Date().toISOString() }));
+    const { store, warnings } = makeStore(dir, { staleMs: 60_000, lockTimeoutMs: 1000 });
+    const t0 = Date.now();
+    await call(store, "k", patchReply({ digest: "mine" }));
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(await digestText(dir, "k")).toBe("mine");
+    // a live holder (this process) is waited for, and named after a second
+    await writeFile(lock, JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() }));
+    const slow = makeStore(dir, { staleMs: 60_000, lockTimeoutMs: 1500 });
+    const r = await slow.store.open(binding("k"), prov(), new AbortController().signal);
+    expect(errorOf(r)?.kind).toBe("locked");
+    expect(slow.warnings).toEqual([expect.stringMatching(new RegExp(`waiting for the memory lock \\(held by pid ${process.pid} on `))]);
+    expect(warnings).toEqual([]);
   });
 
   it("takes over a lock left by a killed process once it is stale", async () => {
