@@ -44,10 +44,10 @@ const SAMPLES: Record<string, string> = {
 
 describe("secret scanning", () => {
   it("runs every rule of the preset except the comment filter", async () => {
-    const ids = await activeRules();
+    const ids = (await activeRules()).filter((id) => id.startsWith("@secretlint/"));
     expect(ids).not.toContain("@secretlint/secretlint-rule-filter-comments");
     expect(ids.length).toBeGreaterThanOrEqual(20);
-    // the samples table must cover every active rule
+    // the samples table must cover every preset rule (secrets-corpus.test.ts covers our own)
     expect(ids.map((id) => id.replace("@secretlint/secretlint-rule-", "")).sort()).toEqual(Object.keys(SAMPLES).sort());
   });
 
