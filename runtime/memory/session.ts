@@ -649,6 +649,7 @@ export class Session implements MemorySession {
 }
 
 function describeFindings(found: Finding[]): string {
-  const parts = found.map((f) => `${f.ruleId.replace("@secretlint/secretlint-rule-", "")}/${f.messageId} in ${f.field} line ${f.line}`);
+  // the view tells a person why text that looks harmless was refused (an invisible character, base64)
+  const parts = found.map((f) => `${f.ruleId.replace("@secretlint/secretlint-rule-", "")}/${f.messageId} in ${f.field} line ${f.line}${f.view === "raw" ? "" : ` (${f.view} text)`}`);
   return [...new Set(parts)].join(", ");
 }

@@ -285,6 +285,12 @@ export function secretCorpus(): SecretSample[] {
 }
 
 /** Ordinary memory lines that must pass: notes, hashes, ids, URLs, code, numbers, documented placeholders. */
+/** 16-character windows of every unbroken run of 16+ characters in the sample: none may be stored or shown. */
+export function windows(s: SecretSample): string[] {
+  const runs = [s.digest ?? "", ...s.retain].flatMap((t) => t.match(/\S{16,}/g) ?? []);
+  return runs.flatMap((r) => Array.from({ length: Math.floor((r.length - 16) / 8) + 1 }, (_, i) => r.slice(i * 8, i * 8 + 16)));
+}
+
 export function cleanCorpus(): string[] {
   const t = tokens(7);
   const sha1 = (i: number) => createHash("sha1").update(`commit ${i}`).digest("hex");

@@ -5,18 +5,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activeRules, scanSecrets, type Finding } from "../../runtime/memory/secrets.ts";
 import { MAX_RETAIN_CHARS } from "../../runtime/memory/patch.ts";
-import { cleanCorpus, secretCorpus, type SecretSample } from "./secret-corpus.ts";
+import { cleanCorpus, secretCorpus, windows, type SecretSample } from "./secret-corpus.ts";
 import { call, ledger, makeStore, memDir, patchReply, tempDir } from "./helpers.ts";
 
 const secrets = secretCorpus();
 const clean = cleanCorpus();
 const scan = (s: SecretSample) => scanSecrets(s.digest, s.retain);
-
-/** 16-character windows of every unbroken run of 16+ characters in the sample: none may be stored or shown. */
-function windows(s: SecretSample): string[] {
-  const runs = [s.digest ?? "", ...s.retain].flatMap((t) => t.match(/\S{16,}/g) ?? []);
-  return runs.flatMap((r) => Array.from({ length: Math.floor((r.length - 16) / 8) + 1 }, (_, i) => r.slice(i * 8, i * 8 + 16)));
-}
 
 describe("secret corpus", () => {
   let found: Map<string, Finding[]>;

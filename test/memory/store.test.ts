@@ -133,6 +133,7 @@ describe("rejected patches", () => {
     ["unknown keys", patchReply({ digest: "a", mood: "x" }), /unknown key "mood"/],
     ["a 2 MB digest", patchReply({ digest: "d".repeat(2 * 1024 * 1024) }), /2097152 characters; the limit is 12000/],
     ["a secret", patchReply({ digest: "token ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7" }), /likely secret found: github\/GITHUB_TOKEN in digest line 1/],
+    ["a base64-wrapped secret", patchReply({ retain: ["note", "blob " + Buffer.from("token ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7").toString("base64")] }), /GITHUB_TOKEN in retain\[1\] line 1 \(decoded text\)/],
   ])("%s: digest untouched, a rejected entry without the text", async (_name, reply, reason) => {
     const { store, warnings } = makeStore(dir);
     await call(store, "k", patchReply({ digest: "original" }));
