@@ -27,6 +27,14 @@ const REPLACED = /^digest\.md\.([0-9a-f]{16})\.[0-9a-f]{8}\.prev$/;
 const replacedName = (hash: string) => `digest.md.${hash.slice(0, 16)}.${randomBytes(4).toString("hex")}.prev`;
 /** How long a replaced file is kept after its last change (settleReplaced). */
 const KEEP_REPLACED_MS = 5000;
+/** The most replaced files kept at once: a burst of commits must not make every call read hundreds. */
+const MAX_REPLACED = 4;
+
+/** A replaced file's name and when its content last changed. */
+interface Replaced {
+  name: string;
+  mtimeMs: number;
+}
 
 interface Meta {
   schema: number;
@@ -253,27 +261,30 @@ export class Session implements MemorySession {
    * The files earlier commits replaced (REPLACED). A name that is still digest.md's own second name (a
    * crash came between the link and the rename) is removed at once: digest.md must have one name.
    */
-  private async replacedFiles(): Promise<string[]> {
+  private async replacedFiles(): Promise<Replaced[]> {
     const names = (await this.fs.list(this.loc.dir)).filter((n) => REPLACED.test(n));
     if (names.length === 0) return [];
     const current = (await this.fs.identity(this.files.digest))?.ino;
-    const kept: string[] = [];
+    const kept: Replaced[] = [];
     for (const name of names) {
       const file = path.join(this.loc.dir, name);
-      if (current !== undefined && (await this.fs.identity(file))?.ino === current) await this.fs.remove(file);
-      else kept.push(name);
+      const id = await this.fs.identity(file);
+      if (current !== undefined && id?.ino === current) await this.fs.remove(file);
+      else kept.push({ name, mtimeMs: id?.mtimeMs ?? 0 });
     }
-    return kept;
+    // newest first (settleReplaced keeps only the first MAX_REPLACED for long)
+    return kept.sort((a, b) => b.mtimeMs - a.mtimeMs);
   }
 
   /**
    * A replaced file whose content no longer matches its name was saved into after the commit that
    * replaced it: the save is recorded as an external_edit and becomes digest.md again (a person's save
    * wins, as during a commit). A replaced file is removed once it has not changed for KEEP_REPLACED_MS,
-   * so an editor that stalls between opening the file and writing it still finds its save kept.
+   * so an editor that stalls between opening the file and writing it still finds its save kept; only
+   * the MAX_REPLACED newest are kept that long (older ones are checked one last time and removed).
    */
-  private async settleReplaced(names: string[]) {
-    for (const name of names) {
+  private async settleReplaced(files: Replaced[]) {
+    for (const [i, { name, mtimeMs }] of files.entries()) {
       const file = path.join(this.loc.dir, name);
       let raw: Buffer | null = null;
       try {
@@ -281,7 +292,7 @@ export class Session implements MemorySession {
       } catch {
         // a link or a FIFO put there: not a file of ours, removed like one
       }
-      const age = Date.now() - ((await this.fs.identity(file))?.mtimeMs ?? 0);
+      const age = i < MAX_REPLACED ? Date.now() - mtimeMs : KEEP_REPLACED_MS;
       if (raw !== null && raw.length <= MAX_DIGEST_FILE_BYTES && !sha256(raw).startsWith(REPLACED.exec(name)![1])) {
         const before = this.hash;
         const hash = sha256(raw);

@@ -1,7 +1,7 @@
 // A memory directory is untrusted input: what a cloned repository, a concurrent process or a person's
 // editor can put there must never make the runtime write outside the directory, through a link, or
 // over a person's save. Each test here reproduces a defect of an earlier release.
-import { closeSync, ftruncateSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -213,6 +213,24 @@ describe("the file a commit replaced", () => {
     // recorded once: a later call finds nothing new
     await (await session(makeStore(dir).store, "k")).release();
     expect((await ledger(dir, "k")).entries).toHaveLength(3);
+  });
+
+  it("a burst of commits keeps only the newest few; an older one saved into is still checked once", async () => {
+    const { store } = makeStore(dir);
+    const mem = memDir(dir, "k");
+    const prevs = async () => (await readdir(mem)).filter((n) => n.endsWith(".prev"));
+    for (let i = 1; i <= 12; i++) await call(store, "k", patchReply({ digest: `model v${i}` }));
+    // four kept by the last call's check, plus the one its own commit made
+    expect(await prevs()).toHaveLength(5);
+    expect((await prevs()).some((n) => n.startsWith(`digest.md.${sha256("model v11").slice(0, 16)}.`))).toBe(true);
+    // a late save into an older one, dated so it sorts last: the next call keeps it although that file is past the limit
+    const oldest = (await prevs()).find((n) => !n.startsWith(`digest.md.${sha256("model v11").slice(0, 16)}.`))!;
+    const t = new Date(Date.now() - 60_000);
+    writeFileSync(path.join(mem, oldest), "late save\n");
+    utimesSync(path.join(mem, oldest), t, t);
+    await call(store, "k", patchReply({ retain: ["B one more"] }));
+    expect(readFileSync(path.join(mem, "digest.md"), "utf8")).toBe("late save\n");
+    expect((await ledger(dir, "k")).entries.at(-2)?.kind).toBe("external_edit");
   });
 
   it("a crash between its second name and the rename leaves digest.md usable", async () => {
