@@ -1,11 +1,12 @@
 // `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
 // all diagnostics (LANGUAGE.md §13). Never throws for a user's mistake; spec/diagnostics.md lists every code.
-import type { AgentDecl, Program } from "./ast.ts";
-import { diagnostic, sortDiagnostics, type Diagnostic } from "./diagnostics.ts";
+import type { AgentDecl, ExportStmt, Program, Span } from "./ast.ts";
+import { diagnostic, sortDiagnostics, sourceLine, type Diagnostic } from "./diagnostics.ts";
+import { expressionKey } from "../grammar/index.ts";
 import type { CheckResult, ModuleInfo } from "./program.ts";
 import { displayName, FILE_START, loadProgram, type LoadedModule } from "./resolve/loader.ts";
 import { resolveModule } from "./resolve/resolver.ts";
-import { allDefLocals, moduleNames } from "./resolve/scopes.ts";
+import { buildLayout, type Layout } from "./resolve/scopes.ts";
 import { SkillRegistry } from "./resolve/skills.ts";
 
 export async function checkProgram(entryPath: string): Promise<CheckResult> {
@@ -13,6 +14,8 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
   const diags: Diagnostic[] = [...loaded.diagnostics];
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const display = (p: string): string => displayName(p, loaded.entry);
+  const layouts = new Map<string, Layout>();
+  for (const m of loaded.modules) if (m.program) layouts.set(m.path, buildLayout(m.program));
 
   // Imported names must be exported (E090); imported values count as used in their module (W030).
   const externallyUsed = new Map<string, Set<string>>();
@@ -25,7 +28,7 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
         used.add(imp.name);
       }
       if (!t?.program || t.parseFailed) continue; // its own errors are reported; do not cascade
-      const ex = exportsOf(t.program);
+      const ex = exportsOf(t.program, layouts.get(t.path)!);
       const spec = imp.path.value;
       if (imp.isAgent && !ex.agents.has(imp.name)) {
         const hint = ex.values.has(imp.name) ? ` (it exports a value '${imp.name}': import it without @)` : "";
@@ -50,23 +53,24 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
     sources.set(m.path, m.source);
     if (!m.program) continue;
     const program = m.program;
+    const layout = layouts.get(m.path)!;
     try {
       if (m.parseFailed) {
-        modules.set(m.path, info(m, program, allDefLocals(program.body), moduleNames(program)));
+        modules.set(m.path, info(m, program, layout));
         continue;
       }
       const importedAgents = new Map<string, AgentDecl | null>();
       for (const [imp, target] of m.imports) {
         if (imp.isAgent) importedAgents.set(imp.alias ?? imp.name, agentDeclIn(target, imp.name, byPath, new Set()));
       }
-      const r = resolveModule(m.path, program, {
+      const found = resolveModule(m.path, program, layout, {
         importedAgents,
         skills: moduleSkills.get(m.path) ?? new Set(),
         externallyUsed: externallyUsed.get(m.path) ?? new Set(),
       });
       // (a loop: a spread of 200,000 warnings would overflow the argument limit)
-      for (const d of r.diagnostics) diags.push(d);
-      modules.set(m.path, info(m, program, r.locals, r.moduleNames));
+      for (const d of found) diags.push(d);
+      modules.set(m.path, info(m, program, layout));
     } catch (err) {
       // Tree walks recurse; absurd nesting that the parser accepted must still end in a diagnostic.
       if (!(err instanceof RangeError)) throw err;
@@ -77,8 +81,20 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
   return { entry: loaded.entry, modules, skills: registry.skills, diagnostics: sortDiagnostics(diags), sources };
 }
 
-function info(m: LoadedModule, program: Program, locals: ModuleInfo["locals"], names: ReadonlySet<string>): ModuleInfo {
-  return { path: m.path, source: m.source, program, locals, moduleNames: names, imports: m.imports };
+function info(m: LoadedModule, program: Program, layout: Layout): ModuleInfo {
+  const exportKeys = new Map<ExportStmt, string>();
+  for (const s of program.body) if (s.kind === "Export" && s.target.kind === "expr") exportKeys.set(s, sourceText(m.source, s.target.expr.span));
+  return { path: m.path, source: m.source, program, layout, exportKeys, imports: m.imports };
+}
+
+/** The text a span covers (1-based line/column, end exclusive), normalised as an export key. */
+function sourceText(source: string, span: Span): string {
+  const line = (l: number) => sourceLine(source, l) ?? "";
+  if (span.line === span.endLine) return expressionKey(line(span.line).slice(span.col - 1, span.endCol - 1));
+  const parts = [line(span.line).slice(span.col - 1)];
+  for (let l = span.line + 1; l < span.endLine; l++) parts.push(line(l));
+  parts.push(line(span.endLine).slice(0, span.endCol - 1));
+  return expressionKey(parts.join("\n"));
 }
 
 /** Names a module exports: `export x`, `export @a`, and the keys of `export pack(a, k=v)` (dialect). */
@@ -87,16 +103,12 @@ function info(m: LoadedModule, program: Program, locals: ModuleInfo["locals"], n
  * only the run decides (a call other than the standard `pack`, a name holding an object…), so importing
  * a name that is not listed is left to the run.
  */
-function exportsOf(program: Program): { values: Set<string>; agents: Set<string>; open: boolean } {
+function exportsOf(program: Program, layout: Layout): { values: Set<string>; agents: Set<string>; open: boolean } {
   const values = new Set<string>();
   const agents = new Set<string>();
   let open = false;
-  const bound = moduleNames(program);
-  const agentNames = new Set<string>();
-  for (const s of program.body) {
-    if (s.kind === "AgentDecl") agentNames.add(s.name);
-    else if (s.kind === "FromImport" && s.isAgent) agentNames.add(s.alias ?? s.name);
-  }
+  const bound = layout.module;
+  const agentNames = layout.agents;
   for (const s of program.body) {
     if (s.kind !== "Export") continue;
     const t = s.target;

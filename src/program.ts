@@ -1,16 +1,17 @@
 // What the validator hands to the interpreter: every module of the program, parsed once and resolved.
-import type { DefStmt, FromImport, Program } from "./ast.ts";
+import type { ExportStmt, FromImport, Program } from "./ast.ts";
 import type { Diagnostic } from "./diagnostics.ts";
+import type { Layout } from "./resolve/scopes.ts";
 
 export interface ModuleInfo {
   /** canonical absolute path (the module's identity: each module runs once per run) */
   path: string;
   source: string;
   program: Program;
-  /** per-function local names (parameters and every name assigned anywhere in the body), LANGUAGE.md §6 */
-  locals: Map<DefStmt, ReadonlySet<string>>;
-  /** names bound at module level: assignments, loop/except/choose targets, defs, imports */
-  moduleNames: ReadonlySet<string>;
+  /** where every name lives (scopes and frame slots), written by the checker, read by the interpreter */
+  layout: Layout;
+  /** the key each `export <expression>` is exported under: its source text, normalised */
+  exportKeys: Map<ExportStmt, string>;
   /** canonical path of the module each `from "..." import` refers to */
   imports: Map<FromImport, string>;
 }

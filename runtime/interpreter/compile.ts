@@ -36,7 +36,8 @@ import {
   type Completion,
 } from "./frame.ts";
 import { add, binaryOp, compare, index, member, needBool } from "./ops.ts";
-import { Analysis, asyncDefs, buildScopes, resolve, type ModuleNames, type Scope } from "./scope.ts";
+import type { Scope } from "../../src/resolve/scopes.ts";
+import { Analysis, asyncDefs, resolve, type ModuleNames } from "./analysis.ts";
 
 type SyncE = (f: Frame) => Value;
 type AsyncE = (f: Frame) => Promise<Value>;
@@ -91,15 +92,9 @@ export class ModuleCompiler {
     private readonly ctx: RunContext,
     private readonly builtins: Map<string, VFunction>,
   ) {
-    const agentNames = new Set<string>();
-    for (const s of info.program.body) {
-      if (s.kind === "AgentDecl") agentNames.add(s.name);
-      if (s.kind === "FromImport" && s.isAgent) agentNames.add(s.alias ?? s.name);
-    }
-    this.names = { agents: agentNames, builtins: new Set(builtins.keys()) };
-    const scopes = buildScopes(info);
-    this.moduleScope = scopes.module;
-    this.functions = scopes.functions;
+    this.names = { agents: info.layout.agents, builtins: new Set(builtins.keys()) };
+    this.moduleScope = info.layout.module;
+    this.functions = info.layout.functions;
     this.analysis = new Analysis(this.names, asyncDefs(this.functions, this.names));
   }
 

@@ -1,10 +1,8 @@
 // The evaluator's entry point: load every module once (imports first), run the entry, collect exports.
-import type { ExportStmt, Span, Stmt } from "../../src/ast.ts";
+import type { ExportStmt, Stmt } from "../../src/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
 import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
-import { sourceLine } from "../../src/diagnostics.ts";
-import { expressionKey } from "../../grammar/index.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { asRaise, Interrupted, type Frame } from "./frame.ts";
@@ -127,7 +125,7 @@ class Loader {
           const v = c.async ? await c.run(f) : c.run(f);
           // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source text.
           if (v instanceof Map) for (const [k, x] of v) out.set(k, x);
-          else out.set(sourceText(mc.info.source, t.expr.span), v);
+          else out.set(mc.info.exportKeys.get(s)!, v);
           break;
         }
         default: {
@@ -149,14 +147,4 @@ class Loader {
     }
     return out;
   }
-}
-
-/** The text a span covers (1-based line/column, end exclusive), on one line. */
-function sourceText(source: string, span: Span): string {
-  const line = (l: number) => sourceLine(source, l) ?? "";
-  if (span.line === span.endLine) return expressionKey(line(span.line).slice(span.col - 1, span.endCol - 1));
-  const parts = [line(span.line).slice(span.col - 1)];
-  for (let l = span.line + 1; l < span.endLine; l++) parts.push(line(l));
-  parts.push(line(span.endLine).slice(0, span.endCol - 1));
-  return expressionKey(parts.join("\n"));
 }

@@ -1,5 +1,5 @@
 // The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
-// (LANGUAGE.md §13) and computes the local-name sets the interpreter scopes by (LANGUAGE.md §6).
+// (LANGUAGE.md §13) against the module's scope layout, which the interpreter then reads (LANGUAGE.md §6).
 // It collects every problem; it never stops at the first.
 import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../ast.ts";
 import { diagnostic, type Code, type Diagnostic } from "../diagnostics.ts";
@@ -13,7 +13,7 @@ import {
   optionValueProblem,
 } from "./agent-config.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
-import { allDefLocals, innerBlocks, isLambda, moduleNames, scopeBindings, scopeDefs, type Binding } from "./scopes.ts";
+import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
 import { isStdlibName } from "./stdlib.ts";
 import { childExprs, placeholderRoots } from "./walk.ts";
 
@@ -27,34 +27,6 @@ export interface ModuleEnv {
   externallyUsed: ReadonlySet<string>;
 }
 
-export interface ResolveResult {
-  diagnostics: Diagnostic[];
-  locals: Map<DefStmt, ReadonlySet<string>>;
-  moduleNames: ReadonlySet<string>;
-}
-
-class Scope {
-  readonly reads = new Set<string>();
-  /** functions defined directly in this scope, by name (for W040) */
-  readonly defs = new Map<string, DefStmt>();
-  readonly bindings: readonly Binding[];
-  /** bindings by name, for the lookups E070 and W040 make */
-  readonly bindingsByName = new Map<string, Binding[]>();
-  constructor(
-    readonly def: DefStmt | null,
-    readonly parent: Scope | null,
-    readonly names: ReadonlySet<string>,
-    body: readonly Stmt[],
-  ) {
-    const params = def ? def.params.map((p): Binding => ({ name: p.name, span: p.span, kind: "param" })) : [];
-    this.bindings = params.length > 0 ? [...params, ...scopeBindings(body)] : scopeBindings(body);
-    for (const b of this.bindings) {
-      const list = this.bindingsByName.get(b.name);
-      if (list) list.push(b);
-      else this.bindingsByName.set(b.name, [b]);
-    }
-  }
-}
 
 /** Python words a newcomer types, and what VVM spells instead. */
 const PYTHON_SPELLINGS: Record<string, string> = { True: "true", False: "false", None: "()" };
@@ -67,32 +39,28 @@ interface Ctx {
   inLoop: boolean;
 }
 
-export function resolveModule(path: string, program: Program, env: ModuleEnv): ResolveResult {
-  return new Resolver(path, program, env).run();
+export function resolveModule(path: string, program: Program, layout: Layout, env: ModuleEnv): Diagnostic[] {
+  return new Resolver(path, program, layout, env).run();
 }
 
 class Resolver {
   private readonly diags: Diagnostic[] = [];
-  private readonly locals: Map<DefStmt, ReadonlySet<string>>;
-  private readonly modNames: Set<string>;
   private readonly agents = new Map<string, AgentDecl | null>();
-  private readonly scopes: Scope[] = [];
+  /** names read in each scope (W030) */
+  private readonly reads = new Map<Scope, Set<string>>();
   private readonly pmapSites: PmapSite[] = [];
-  private readonly moduleScope: Scope;
 
   constructor(
     private readonly path: string,
     private readonly program: Program,
+    private readonly layout: Layout,
     private readonly env: ModuleEnv,
-  ) {
-    this.locals = allDefLocals(program.body);
-    this.modNames = moduleNames(program);
-    this.moduleScope = this.newScope(null, null, this.modNames, program.body);
-  }
+  ) {}
 
-  run(): ResolveResult {
+  run(): Diagnostic[] {
     this.collectAgents();
-    this.walkBlock(this.program.body, { scope: this.moduleScope, atTop: true, inDef: false, inLoop: false });
+    this.enterScope(this.layout.module);
+    this.walkBlock(this.program.body, { scope: this.layout.module, atTop: true, inDef: false, inLoop: false });
     const warned = new Set<AgentCall>();
     for (const site of this.pmapSites) {
       for (const w of checkPmapMemory(site, (name) => this.agentDecl(name))) {
@@ -102,23 +70,22 @@ class Resolver {
       }
     }
     this.reportUnused();
-    return { diagnostics: this.diags, locals: this.locals, moduleNames: this.modNames };
+    return this.diags;
   }
 
   private report(code: Code, message: string, span: Span): void {
     this.diags.push(diagnostic(code, message, this.path, span));
   }
 
-  private newScope(def: DefStmt | null, parent: Scope | null, names: ReadonlySet<string>, body: readonly Stmt[]): Scope {
-    const scope = new Scope(def, parent, names, body);
-    this.scopes.push(scope);
+  private enterScope(scope: Scope): void {
+    this.reads.set(scope, new Set());
     // Duplicate functions among the defs this scope defines (E021).
-    for (const d of scopeDefs(body)) {
-      const first = scope.defs.get(d.name);
-      if (first) this.report("E021", `function '${d.name}' is already defined at line ${first.nameSpan.line}`, d.nameSpan);
-      else scope.defs.set(d.name, d);
+    const first = new Map<string, DefStmt>();
+    for (const d of scope.defs) {
+      const f = first.get(d.name);
+      if (f) this.report("E021", `function '${d.name}' is already defined at line ${f.nameSpan.line}`, d.nameSpan);
+      else first.set(d.name, d);
     }
-    return scope;
   }
 
   // ---------- agents ----------
@@ -229,13 +196,9 @@ class Resolver {
 
   /** Resolve a read of `name` through the scope chain, marking it read. True when a user binding holds it. */
   private useName(name: string, ctx: Ctx): boolean {
-    for (let s: Scope | null = ctx.scope; s; s = s.parent) {
-      if (s.names.has(name)) {
-        s.reads.add(name);
-        return true;
-      }
-    }
-    return false;
+    const s = this.findScope(name, ctx);
+    if (s) this.reads.get(s)!.add(name);
+    return s !== null;
   }
 
   private isUserName(name: string, ctx: Ctx): boolean {
@@ -243,7 +206,7 @@ class Resolver {
   }
 
   private findScope(name: string, ctx: Ctx): Scope | null {
-    for (let s: Scope | null = ctx.scope; s; s = s.parent) if (s.names.has(name)) return s;
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) if (s.has(name)) return s;
     return null;
   }
 
@@ -288,7 +251,8 @@ class Resolver {
           if (seen.has(p.name)) this.report("E001", `parameter '${p.name}' appears twice`, p.span);
           seen.add(p.name);
         }
-        const scope = this.newScope(s, ctx.scope, this.locals.get(s) ?? new Set(), s.body);
+        const scope = this.layout.functions.get(s)!;
+        this.enterScope(scope);
         this.walkBlock(s.body, { scope, atTop: false, inDef: true, inLoop: false });
         return;
       }
@@ -424,7 +388,7 @@ class Resolver {
   /** E070: the target must be bound before the statement — earlier in the same scope, a parameter, or outer. */
   private checkConstrain(name: string, nameSpan: Span, stmtSpan: Span, ctx: Ctx): void {
     const scope = this.findScope(name, ctx);
-    if (scope) scope.reads.add(name);
+    if (scope) this.reads.get(scope)!.add(name);
     if (scope && scope !== ctx.scope) return; // a module name or an enclosing function's local
     if (scope) {
       const before = (scope.bindingsByName.get(name) ?? []).some(
@@ -523,11 +487,9 @@ class Resolver {
   private notePmap(e: Call, ctx: Ctx): void {
     const f = e.args[1] ?? e.kwargs.find((k) => k.name === "f")?.value;
     if (!f || f.kind !== "Name") return;
-    const scope = this.findScope(f.name, ctx);
-    const def = scope?.defs.get(f.name);
     // Only when the name is that function and nothing else (not reassigned to another value).
-    if (!scope || !def || (scope.bindingsByName.get(f.name) ?? []).some((b) => b.kind !== "def")) return;
-    this.pmapSites.push({ call: e, def });
+    const def = this.findScope(f.name, ctx)?.defOnly.get(f.name);
+    if (def) this.pmapSites.push({ call: e, def });
   }
 
   private walkExprReadsOnly(e: Expr, ctx: Ctx): void {
@@ -537,13 +499,13 @@ class Resolver {
   // ---------- W030 ----------
 
   private reportUnused(): void {
-    for (const scope of this.scopes) {
+    for (const [scope, reads] of this.reads) {
       const reported = new Set<string>();
       for (const b of scope.bindings) {
         if (b.kind !== "assign" || reported.has(b.name)) continue;
         reported.add(b.name);
-        if (b.name.startsWith("_") || b.name === "it" || scope.reads.has(b.name)) continue;
-        if (scope === this.moduleScope && this.env.externallyUsed.has(b.name)) continue;
+        if (b.name.startsWith("_") || b.name === "it" || reads.has(b.name)) continue;
+        if (scope === this.layout.module && this.env.externallyUsed.has(b.name)) continue;
         const where = scope.def ? `in '${scope.def.name}'` : "at module level";
         this.report("W030", `variable '${b.name}' is assigned ${where} but never read`, b.span);
       }

@@ -1,4 +1,4 @@
-// Name bindings and local-name sets (LANGUAGE.md §6): which names a `def` or a module binds.
+// Name bindings and scopes (LANGUAGE.md §6): which names a `def` or a module binds, and their frame slots.
 import type { DefStmt, Program, Span, Stmt } from "../ast.ts";
 
 export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param";
@@ -100,28 +100,76 @@ export function scopeBindings(body: readonly Stmt[]): readonly Binding[] {
   return out;
 }
 
-/** A function's local names: its parameters and every name bound anywhere in its body (`it` is never a name). */
-export function defLocals(def: DefStmt): Set<string> {
-  const names = new Set<string>(def.params.map((p) => p.name));
-  for (const b of scopeBindings(def.body)) names.add(b.name);
-  names.delete("it");
-  return names;
+/**
+ * One function body or a module's top level: the names it binds and the frame slot of each, written once
+ * by the checker and only read by the interpreter (LANGUAGE.md §6: a name bound anywhere in a body is
+ * local to all of it).
+ */
+export class Scope {
+  /** every name bound here → its frame slot: parameters first, then bindings in source order (`it` is never a name) */
+  readonly slots = new Map<string, number>();
+  /** the bindings themselves (parameters included), in the same order */
+  readonly bindings: readonly Binding[];
+  readonly bindingsByName = new Map<string, Binding[]>();
+  /** `def`s directly in this body, in source order (bound on entry) */
+  readonly defs: readonly DefStmt[];
+  /** names whose only binding here is one `def`: a call through them has a known target */
+  readonly defOnly = new Map<string, DefStmt>();
+
+  constructor(
+    readonly parent: Scope | null,
+    readonly def: DefStmt | null,
+    body: readonly Stmt[],
+  ) {
+    const params = def ? def.params.map((p): Binding => ({ name: p.name, span: p.span, kind: "param" })) : [];
+    this.bindings = params.length > 0 ? [...params, ...scopeBindings(body)] : scopeBindings(body);
+    for (const b of this.bindings) {
+      const list = this.bindingsByName.get(b.name);
+      if (list) list.push(b);
+      else this.bindingsByName.set(b.name, [b]);
+      if (b.name !== "it" && !this.slots.has(b.name)) this.slots.set(b.name, this.slots.size);
+    }
+    this.defs = scopeDefs(body);
+    for (const d of this.defs) {
+      const all = this.bindingsByName.get(d.name) ?? [];
+      if (all.length === 1) this.defOnly.set(d.name, d);
+    }
+  }
+
+  has(name: string): boolean {
+    return this.slots.has(name);
+  }
 }
 
-/** Names bound at module level: assignments and other binding targets outside functions, defs, value imports. */
-export function moduleNames(program: Program): Set<string> {
-  const names = new Set<string>();
-  for (const b of scopeBindings(program.body)) names.add(b.name);
-  names.delete("it");
-  return names;
+/** Where every name of a module lives: its top-level scope, one scope per `def` (nested ones and lambdas included), and its agents. */
+export interface Layout {
+  module: Scope;
+  functions: Map<DefStmt, Scope>;
+  /** the `@` namespace: agents declared (anywhere, so misplaced ones do not cascade) or imported */
+  agents: ReadonlySet<string>;
 }
 
-/** The `def`s one scope defines, in source order: in a statement list and its nested blocks, not inside other defs. */
-export function scopeDefs(body: readonly Stmt[]): DefStmt[] {
-  const out: DefStmt[] = [];
+export function buildLayout(program: Program): Layout {
+  const module = new Scope(null, null, program.body);
+  const functions = new Map<DefStmt, Scope>();
+  const fill = (scope: Scope): void => {
+    for (const d of scope.defs) {
+      const inner = new Scope(scope, d, d.body);
+      functions.set(d, inner);
+      fill(inner);
+    }
+  };
+  fill(module);
+  return { module, functions, agents: agentNames(program.body) };
+}
+
+function agentNames(body: readonly Stmt[]): Set<string> {
+  const out = new Set<string>();
   const visit = (stmts: readonly Stmt[]): void => {
     for (const s of stmts) {
-      if (s.kind === "Def") out.push(s);
+      if (s.kind === "AgentDecl") out.add(s.name);
+      else if (s.kind === "FromImport" && s.isAgent) out.add(s.alias ?? s.name);
+      else if (s.kind === "Def") visit(s.body);
       else for (const b of innerBlocks(s)) visit(b);
     }
   };
@@ -129,13 +177,13 @@ export function scopeDefs(body: readonly Stmt[]): DefStmt[] {
   return out;
 }
 
-/** Every `def` in a statement list, nested ones included, with its local-name set. */
-export function allDefLocals(body: readonly Stmt[]): Map<DefStmt, ReadonlySet<string>> {
-  const out = new Map<DefStmt, ReadonlySet<string>>();
+/** The `def`s one scope defines, in source order: in a statement list and its nested blocks, not inside other defs. */
+function scopeDefs(body: readonly Stmt[]): DefStmt[] {
+  const out: DefStmt[] = [];
   const visit = (stmts: readonly Stmt[]): void => {
-    for (const d of scopeDefs(stmts)) {
-      out.set(d, defLocals(d));
-      visit(d.body);
+    for (const s of stmts) {
+      if (s.kind === "Def") out.push(s);
+      else for (const b of innerBlocks(s)) visit(b);
     }
   };
   visit(body);

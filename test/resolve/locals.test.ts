@@ -1,4 +1,4 @@
-// Local-name sets (LANGUAGE.md §6) and module names, as the interpreter receives them.
+// Scope layouts (LANGUAGE.md §6): each scope's names and frame slots, as the checker writes them once and the interpreter reads them.
 import { afterEach, describe, expect, it } from "vitest";
 import type { DefStmt, Stmt } from "../../src/ast.ts";
 import { checkProgram } from "../../src/check.ts";
@@ -25,11 +25,11 @@ async function localsOf(source: string, extra: Record<string, string> = {}) {
   const result = await checkProgram(prog.file("main.vvm"));
   const mod = result.modules.get(result.entry)!;
   const defs = defsByName(mod.program.body);
-  const locals = (name: string) => [...(mod.locals.get(defs.get(name)!) ?? [])].sort();
+  const locals = (name: string) => [...(mod.layout.functions.get(defs.get(name)!)?.slots.keys() ?? [])].sort();
   return { result, mod, locals };
 }
 
-describe("local-name sets", () => {
+describe("scope layouts", () => {
   it("hold parameters and every name bound anywhere in the body, and nothing from nested defs", async () => {
     const { locals, mod, result } = await localsOf(`g = 1
 def f(p, q):
@@ -70,7 +70,7 @@ export out
     expect(result.diagnostics).toEqual([]);
     expect(locals("f")).toEqual(["e", "err", "i", "inner", "label", "p", "q", "s", "t", "u", "v", "x", "y", "z"]);
     expect(locals("inner")).toEqual(["r", "w"]);
-    expect([...mod.moduleNames].sort()).toEqual(["f", "g", "out"]);
+    expect([...mod.layout.module.slots.keys()].sort()).toEqual(["f", "g", "out"]);
   });
 
   it("include a name assigned after it is read (reading it first is a run-time unbound local)", async () => {
@@ -122,12 +122,37 @@ export x
 `,
       { "lib.vvm": `agent bot(model="haiku")\ndef helper():\n  return 1\nexport helper\nexport @bot\n` },
     );
-    expect([...mod.moduleNames].sort()).toEqual(["bad", "fn", "h", "inside", "item", "picked", "problem", "x"]);
+    expect([...mod.layout.module.slots.keys()].sort()).toEqual(["bad", "fn", "h", "inside", "item", "picked", "problem", "x"]);
   });
 
   it("are computed for modules with syntax errors elsewhere too (the parser keeps complete statements)", async () => {
     const { result, locals } = await localsOf(`def f(a):\n  b = a\n  return b\nx = 1 +\n`);
     expect(result.diagnostics.map((d) => d.code)).toEqual(["E001"]);
     expect(locals("f")).toEqual(["a", "b"]);
+  });
+
+  it("give parameters the first slots, then names in source order; say where a def's names can be called directly; list the agents and export keys", async () => {
+    const { mod, result } = await localsOf(`agent bot(model="haiku")
+def f(b, a):
+  c = a
+  def g():
+    return c
+  h = g
+  return [b, h(), @bot \`hi\`(())]
+def twice():
+  return 1
+twice = 2
+r = f(1, 2)
+export pack(r=r)
+export [ r ,  twice ]
+`);
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    const f = mod.layout.functions.get(mod.program.body.find((s): s is DefStmt => s.kind === "Def" && s.name === "f")!)!;
+    expect([...f.slots]).toEqual([["b", 0], ["a", 1], ["c", 2], ["g", 3], ["h", 4]]);
+    expect(f.parent).toBe(mod.layout.module);
+    expect([...f.defOnly.keys()]).toEqual(["g"]);
+    expect([...mod.layout.module.defOnly.keys()]).toEqual(["f"]);
+    expect([...mod.layout.agents]).toEqual(["bot"]);
+    expect([...mod.exportKeys.values()]).toEqual(["pack(r=r)", "[ r , twice ]"]);
   });
 });

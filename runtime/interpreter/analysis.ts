@@ -1,31 +1,9 @@
-// Static name resolution and the "can this suspend?" analysis that lets most code run synchronously.
+// Reading the checker's scope layout (every name's scope and slot) and the "can this suspend?" analysis
+// that lets most code run synchronously.
 import type { DefStmt, Expr, Stmt } from "../../src/ast.ts";
-import type { ModuleInfo } from "../../src/program.ts";
-import { scopeBindings, scopeDefs } from "../../src/resolve/scopes.ts";
+import type { Scope } from "../../src/resolve/scopes.ts";
 import { childExprs } from "../../src/resolve/walk.ts";
 import { functionParams } from "../../stdlib/index.ts";
-
-/** One function body (or a module's top level): its names and where each lives in the frame. */
-export class Scope {
-  readonly slots = new Map<string, number>();
-  /** names whose only binding in this scope is one `def`: a call through them has a known target */
-  readonly defOnly = new Map<string, DefStmt>();
-  /** `def`s directly in this body, bound (hoisted) on entry */
-  readonly defs: DefStmt[] = [];
-  constructor(
-    readonly parent: Scope | null,
-    readonly def: DefStmt | null,
-  ) {}
-
-  add(name: string): number {
-    let i = this.slots.get(name);
-    if (i === undefined) {
-      i = this.slots.size;
-      this.slots.set(name, i);
-    }
-    return i;
-  }
-}
 
 export type Resolution =
   | { kind: "slot"; depth: number; index: number; scope: Scope }
@@ -40,6 +18,7 @@ export interface ModuleNames {
   builtins: ReadonlySet<string>;
 }
 
+/** Where a read of `name` in `scope` finds it: a frame slot (how many scopes out), else the agent namespace or the standard library. */
 export function resolve(scope: Scope, name: string, names: ModuleNames): Resolution {
   let depth = 0;
   for (let s: Scope | null = scope; s; s = s.parent, depth++) {
@@ -49,38 +28,6 @@ export function resolve(scope: Scope, name: string, names: ModuleNames): Resolut
   if (names.agents.has(name)) return { kind: "agent" };
   if (names.builtins.has(name)) return { kind: "builtin" };
   return { kind: "none" };
-}
-
-/** Scopes for a module and every `def` in it (nested ones included), keyed by their DefStmt. */
-export function buildScopes(info: ModuleInfo): { module: Scope; functions: Map<DefStmt, Scope> } {
-  const module = new Scope(null, null);
-  for (const n of info.moduleNames) module.add(n);
-  const functions = new Map<DefStmt, Scope>();
-  fill(module, info.program.body, info, functions);
-  return { module, functions };
-}
-
-function fill(scope: Scope, body: Stmt[], info: ModuleInfo, functions: Map<DefStmt, Scope>): void {
-  if (scope.def) {
-    for (const p of scope.def.params) scope.add(p.name);
-    // The validator's local set is authoritative; scopeBindings below finds the same names plus their kinds.
-    for (const n of info.locals.get(scope.def) ?? []) scope.add(n);
-  }
-  for (const d of scopeDefs(body)) scope.defs.push(d);
-  const defCount = new Map<string, number>();
-  const otherBound = new Set<string>(scope.def ? scope.def.params.map((p) => p.name) : []);
-  for (const b of scopeBindings(body)) {
-    if (b.name === "it") continue;
-    scope.add(b.name);
-    if (b.kind === "def") defCount.set(b.name, (defCount.get(b.name) ?? 0) + 1);
-    else otherBound.add(b.name);
-  }
-  for (const d of scope.defs) if (defCount.get(d.name) === 1 && !otherBound.has(d.name)) scope.defOnly.set(d.name, d);
-  for (const d of scope.defs) {
-    const inner = new Scope(scope, d);
-    functions.set(d, inner);
-    fill(inner, d.body, info, functions);
-  }
 }
 
 /**
