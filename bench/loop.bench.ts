@@ -6,8 +6,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { ROOT, builtCli, median } from "./support.ts";
+import { builtCli, median } from "./support.ts";
 
 const ROUNDS = 5;
 const TARGET = 1.5;
@@ -45,11 +44,13 @@ ${PYTHON.replace("print(total)\n", "")}print(total, time.perf_counter() - t)
 `;
 
 
-/** Loop-only times (median of 5): runProgram on the built interpreter in this process vs python's perf_counter. */
+/**
+ * Loop-only times (median of 5): runProgram in this process vs python's perf_counter. The sources are
+ * compiled by tsx, which is esbuild's transform, as in the bundle (the bundle exports only the CLI).
+ */
 async function inner(vvmFile: string, pyFile: string): Promise<void> {
-  const dist = (rel: string) => pathToFileURL(path.join(ROOT, "dist", rel)).href;
-  const { checkProgram } = (await import(dist("src/check.js"))) as typeof import("../src/check.ts");
-  const { runProgram } = (await import(dist("runtime/interpreter/index.js"))) as typeof import("../runtime/interpreter/index.ts");
+  const { checkProgram } = await import("../src/check.ts");
+  const { runProgram } = await import("../runtime/interpreter/index.ts");
   const checked = await checkProgram(vvmFile);
   const ctx = {
     agents: { call: () => Promise.reject(new Error("no calls")), judge: () => Promise.reject(new Error("no judges")), choose: () => Promise.reject(new Error("no choices")) },

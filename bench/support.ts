@@ -14,6 +14,6 @@ export function median(xs: number[]): number {
 
 /** The installed CLI entry point; benches measure the built JavaScript, as users run it. */
 export function builtCli(): string {
-  if (!existsSync(path.join(ROOT, "dist/src/start.js"))) throw new Error("dist/ is missing: run `npm run build` first");
+  if (!existsSync(path.join(ROOT, "dist/start.js"))) throw new Error("dist/ is missing: run `npm run build` first");
   return path.join(ROOT, "bin/vvm.js");
 }

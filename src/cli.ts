@@ -5,15 +5,13 @@ import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
-// Sources run from src/ (tsx) and from dist/src/ (installed bin): the package root is one or two levels up.
+// Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
 function packageVersion(): string {
-  for (const rel of ["../package.json", "../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "vvm" && pkg.version) return pkg.version;
-    } catch {
-      // not at this level
-    }
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name?: string; version?: string };
+    if (pkg.name === "vvm" && pkg.version) return pkg.version;
+  } catch {
+    // not installed as a package (a copied bundle)
   }
   return "unknown";
 }

@@ -1,0 +1,47 @@
+// Start-up of the installed CLI (the esbuild bundle in dist/): `vvm run` of a one-line program with an
+// API key set (so the Anthropic provider and its SDK load) vs the floor any Node program calling Claude
+// pays, `node` importing the SDK (target ≤ 1.3x). `vvm check` of the same file is printed for context.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { builtCli, median, ROOT } from "./support.ts";
+
+const RUNS = 21;
+const TARGET = 1.3;
+
+function timed(args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, env, encoding: "utf8" });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+export async function run(): Promise<void> {
+  const cli = builtCli();
+  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-startup-"));
+  try {
+    const file = path.join(dir, "one.vvm");
+    await writeFile(file, "x = 1\nexport x\n");
+    // a key and an address nothing listens on: the provider is built, no request is made
+    const env = { PATH: process.env.PATH, HOME: dir, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" };
+    const sdk = ["--input-type=module", "-e", 'await import("@anthropic-ai/sdk")'];
+    const floor: number[] = [];
+    const vvm: number[] = [];
+    const check: number[] = [];
+    // interleaved, so load from other processes hits every side alike
+    for (let i = 0; i < RUNS; i++) {
+      floor.push(timed(sdk, env));
+      vvm.push(timed([cli, "run", file], env));
+      check.push(timed([cli, "check", file], env));
+    }
+    const ratio = median(vvm) / median(floor);
+    process.stdout.write(
+      `vvm run of a one-line program: ${median(vvm).toFixed(0)} ms vs ${median(floor).toFixed(0)} ms for node importing the SDK, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
+    );
+    process.stdout.write(`vvm check of the same program (context): ${median(check).toFixed(0)} ms\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

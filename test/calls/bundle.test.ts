@@ -1,0 +1,33 @@
+// The installed CLI: bin/vvm.js runs the esbuild bundle `npm install` builds into dist/ (prepare).
+// The rest of the suite runs the TypeScript sources; this checks the bundle behaves the same.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, runCli } from "../support/cli.ts";
+
+const bin = path.join(ROOT, "bin/vvm.js");
+const built = existsSync(path.join(ROOT, "dist/start.js"));
+if (!built) console.log("skipped: the bundle tests (dist/ is missing: `npm install` or `npm run build` makes it)");
+
+const installed = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, encoding: "utf8", env: { PATH: process.env.PATH, HOME: ROOT, NO_COLOR: "1" } });
+
+describe.skipIf(!built)("the bundled CLI", () => {
+  it("runs an example, offline, with the same exports as the sources", async () => {
+    const args = ["run", "examples/calls-judges.vvm", "--script", "examples/calls-judges.yaml"];
+    const r = installed(args);
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse((await runCli(args)).stdout));
+  });
+
+  it("reports a user's mistake in a line, not a stack trace", () => {
+    const r = installed(["run", "no-such-program.vvm"]);
+    expect(r.status).toBe(64);
+    expect(r.stderr).toMatch(/no-such-program\.vvm/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("knows its version", () => {
+    expect(installed(["--version"]).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
