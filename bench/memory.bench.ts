@@ -1,6 +1,7 @@
 // Memory overhead. (1) 200 calls through the memory store (lock, load, Memory Context, strip,
 // validate + secret scan, ledger append + fsync, atomic digest write, meta, unlock) around the same
-// SDK request as 200 raw SDK calls, both against the local Messages API stand-in. (2) 50 calls on a
+// SDK request as 200 raw SDK calls, both against the local Messages API stand-in; then 64 calls on
+// 64 keys at two pmap widths. (2) 50 calls on a
 // key whose ledger already holds 2,000 entries vs 50 on an empty key: the tail read keeps them equal.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -65,7 +66,21 @@ export async function run(): Promise<void> {
       ratios.push(m / r);
     }
     const r1 = median(ratios);
-    console.log(`memory calls vs raw SDK calls (200 each): ${(mem / 200).toFixed(2)} ms vs ${(raw / 200).toFixed(2)} ms per call, median ratio ${r1.toFixed(2)}x (target <= 2.5x, aim 1.5x) ${r1 <= 2.5 ? "ok" : "MISSED"}`);
+    console.log(`memory calls vs raw SDK calls (200 each): ${(mem / 200).toFixed(2)} ms vs ${(raw / 200).toFixed(2)} ms per call, median ratio ${r1.toFixed(2)}x (target <= 1.8x) ${r1 <= 1.8 ? "ok" : "MISSED"}`);
+
+    // 64 memory calls on 64 keys, 8 at a time vs all at once (pmap's --concurrency): with the fsyncs in
+    // the thread pool, different keys commit side by side, so the wider pmap must be faster
+    const keys = Array.from({ length: 64 }, (_, i) => `wide-${i}`);
+    const batches = async (width: number) => {
+      const t0 = performance.now();
+      for (let i = 0; i < keys.length; i += width) await Promise.all(keys.slice(i, i + width).map((k) => memoryCall(k)));
+      return performance.now() - t0;
+    };
+    await batches(64);
+    const wide: number[] = [];
+    for (let round = 0; round < 5; round++) wide.push((await batches(64)) / (await batches(8)));
+    const r3 = median(wide);
+    console.log(`64 memory calls on 64 keys, all at once vs 8 at a time: median ratio ${r3.toFixed(2)}x (target < 1.0x) ${r3 < 1 ? "ok" : "MISSED"}`);
 
     // context for the first ratio: a call that changes the digest waits for an append + fsync
     // (ledger) and an atomic replace with fsync (digest), timed here through the store's own fs layer

@@ -9,6 +9,7 @@ import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } 
 import type { TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
+import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, Session, type StoreShared } from "./session.ts";
 
 export interface MemoryStoreOptions {
@@ -80,6 +81,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         throw err;
       }
       if (mode === "fresh") return fresh();
+      if (mode === "continue") preloadSecretRules();
       let realDir: string | null;
       try {
         // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists

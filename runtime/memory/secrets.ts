@@ -63,6 +63,14 @@ function load() {
   return loading;
 }
 
+/**
+ * Start loading secretlint now: a `continue` call scans the reply it is waiting for, and the rules
+ * (the store's heaviest modules) then load while the model answers. A failure surfaces at the scan.
+ */
+export function preloadSecretRules(): void {
+  load().catch(() => {});
+}
+
 /** The rule ids in force (tests check every one of them fires). */
 export async function activeRules(): Promise<string[]> {
   return [...(await load()).ruleIds, ...ownRuleIds];
