@@ -91,13 +91,15 @@ export interface MemoryFs {
 const fsyncAsync = promisify(fsync);
 
 /** fsync a directory: its entries (a new file, a new subdirectory) reach the disk. */
-async function syncDir(dir: string): Promise<void> {
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await fsyncAsync(fd);
-  } finally {
-    closeSync(fd);
-  }
+function syncDir(dir: string): Promise<void> {
+  return retryingFds(async () => {
+    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      await fsyncAsync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  });
 }
 const errno = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
 const isENOENT = (err: unknown) => errno(err) === "ENOENT";
@@ -208,8 +210,8 @@ export const nodeFs: MemoryFs = {
         },
       };
     }),
-  append: (file, data) =>
-    retryingFds(async () => {
+  async append(file, data) {
+    const created = await retryingFds(async () => {
       const { fd, size } = openRegular(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT)!;
       try {
         writeAll(fd, data, null);
@@ -217,8 +219,11 @@ export const nodeFs: MemoryFs = {
       } finally {
         closeSync(fd);
       }
-      if (size === 0) await syncDir(path.dirname(file));
-    }),
+      return size === 0;
+    });
+    // after the retried write, never inside it: a retry must not append the line twice
+    if (created) await syncDir(path.dirname(file));
+  },
   truncate: (file, length) =>
     retryingFds(() => {
       const { fd } = openExisting(file, constants.O_WRONLY);
