@@ -1,7 +1,7 @@
 // Argument binding shared by the builtins: positional then keyword, as for a user `def`, plus optional
 // trailing parameters (`perm` defaults, `reduce`'s `init`), which a user `def` does not have.
 import { isFunction, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
-import { Interrupted, POLL_MASK } from "../runtime/interpreter/frame.ts";
+import { Interrupted, POLL_MASK } from "../runtime/abort.ts";
 
 /**
  * Positional then keyword arguments onto `params`; `required` leading params must be given.

@@ -4,7 +4,7 @@ import { len, pack, perm, range } from "./basics.ts";
 import { filter, map, reduce } from "./collections.ts";
 import { makePmap } from "./pmap.ts";
 import { refine } from "./refine.ts";
-import type { StdlibName } from "../src/resolve/stdlib.ts";
+import type { StdlibName } from "./names.ts";
 import { SIGNATURES } from "./signatures.ts";
 
 type Impl = (args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv) => Value | Promise<Value>;

@@ -2,7 +2,7 @@
 // failure in input order (a raise or an error value) wins, and every later item is cancelled through its
 // own AbortController (in-flight agent calls receive the signal; items not started yet never start).
 import { isErrorValue, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
-import { Interrupted, ROOT_ENV } from "../runtime/interpreter/frame.ts";
+import { Interrupted, ROOT_ENV } from "../runtime/abort.ts";
 import { apply, bindArgs, needFunction, needList } from "./args.ts";
 import { mapFrom } from "./collections.ts";
 import { SIGNATURES } from "./signatures.ts";

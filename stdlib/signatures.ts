@@ -1,6 +1,6 @@
 // Parameters of every builtin, read by the implementations (argument binding) and by the interpreter's
 // suspension analysis (which arguments are functions), so the two cannot disagree.
-import type { StdlibName } from "../src/resolve/stdlib.ts";
+import type { StdlibName } from "./names.ts";
 
 export interface Signature {
   params: string[];

@@ -15,7 +15,7 @@ import { roundMs, siteText, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
-import { checkMemoryMode, parseCallOptions, type Backoff } from "./options.ts";
+import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
 
 export interface RetryTuning {

@@ -27,14 +27,12 @@ import {
   BREAK,
   CONTINUE,
   Frame,
-  Interrupted,
   NORMAL,
-  POLL_MASK,
   RECURSION_LIMIT,
   RETURN,
-  ROOT_ENV,
   type Completion,
 } from "./frame.ts";
+import { Interrupted, POLL_MASK, ROOT_ENV } from "../abort.ts";
 import { add, binaryOp, compare, index, member, needBool } from "./ops.ts";
 import type { Scope } from "../../src/resolve/scopes.ts";
 import { Analysis, asyncDefs, resolve, type ModuleNames } from "./analysis.ts";

@@ -24,26 +24,12 @@ export const CONTINUE = 2;
 export const RETURN = 3;
 export type Completion = 0 | 1 | 2 | 3;
 
-/** Ctrl-C (or a cancelled pmap sibling): unwinds everything; `except` never sees it and `finally` does not run. */
-export class Interrupted extends Error {
-  constructor() {
-    super("interrupted");
-    this.name = "Interrupted";
-  }
-}
-
 /**
  * Deepest VVM call nesting (Python's default too). Each VVM call takes several JS frames (about 1 KB of
  * Node's ~1 MB stack for a simple body), so a limit keeps deep recursion a catchable `thrown` error;
  * bodies that nest expressions deeply can still hit the JS limit first, which `asRaise` turns into `thrown`.
  */
 export const RECURSION_LIMIT = 1000;
-
-const never = new AbortController().signal;
-export const ROOT_ENV: CallEnv = { depth: 0, signal: never };
-
-/** Loops poll the abort signal once per this many iterations (a power of two minus one, used as a mask). */
-export const POLL_MASK = 1023;
 
 /** Turn what a `try` caught into a VVM raise, or null when it must keep propagating (interrupts, internal bugs). */
 export function asRaise(err: unknown, site: Site | null): VvmRaise | null {

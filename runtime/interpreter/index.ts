@@ -5,7 +5,8 @@ import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
-import { asRaise, Interrupted, type Frame } from "./frame.ts";
+import { Interrupted } from "../abort.ts";
+import { asRaise, type Frame } from "./frame.ts";
 
 /** What other modules (and the run's output) can see of a module after it ran. */
 interface LoadedModule {

@@ -1,7 +1,7 @@
 // Static checks on agent configuration (declarations, `.with(...)`, inline agents) and agent-call options.
 import type { Expr, KwArg, ObjectLit } from "../ast.ts";
 import { durationMs, parseDuration } from "../../runtime/duration.ts";
-import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/calls/options.ts";
+import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/options.ts";
 import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";
 import { perm } from "../../stdlib/basics.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";

@@ -14,7 +14,7 @@ import {
 } from "./agent-config.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
-import { isStdlibName } from "./stdlib.ts";
+import { isStdlibName } from "../../stdlib/names.ts";
 import { childExprs, placeholderRoots } from "./walk.ts";
 
 /** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */

@@ -1,7 +1,7 @@
 // Resolver rules beyond the one-file-per-code conformance cases: the edges of W030, W040, E040, E070, E081.
 import { afterEach, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
-import { STDLIB_NAMES } from "../../src/resolve/stdlib.ts";
+import { STDLIB_NAMES } from "../../stdlib/names.ts";
 import { writeProgram, type TmpProgram } from "../support/program.ts";
 import { codesAt } from "./tmp-program.ts";
 

@@ -1,8 +1,8 @@
 // Call-site options (`retry=2, backoff="fixed", timeout="45s", name="x", memory_mode="dry_run"`).
 // A bad value is a program mistake: it raises `thrown` at the call site before anything is sent.
-import { durationMs } from "../duration.ts";
-import { MEMORY_MODES, type MemoryMode } from "../memory-port.ts";
-import { thrown, typeName, type Site, type Value } from "../values.ts";
+import { durationMs } from "./duration.ts";
+import { MEMORY_MODES, type MemoryMode } from "./memory-port.ts";
+import { thrown, typeName, type Site, type Value } from "./values.ts";
 
 /** Portable agent-call options (LANGUAGE.md §4); the validator warns W050 about any other. */
 export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode"] as const;
