@@ -3,8 +3,8 @@
 // embedded actions. Syntax errors resume at the next top-level statement, so one mistake does not hide the rest.
 import type { IRecognitionException, IToken, TokenType } from "chevrotain";
 import { EOF } from "./chevrotain.ts";
-import type { Program, Span } from "../src/ast.ts";
-import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import type { Program, Span } from "./ast.ts";
+import { diagnostic, type Diagnostic } from "./diagnostics.ts";
 import { layout } from "./layout.ts";
 import { tokenSpan, VvmParser } from "./parser.ts";
 import {

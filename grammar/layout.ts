@@ -7,8 +7,8 @@
 // - End of file closes every open block.
 import type { IToken, TokenType } from "chevrotain";
 import { createTokenInstance } from "./chevrotain.ts";
-import type { Span } from "../src/ast.ts";
-import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import type { Span } from "./ast.ts";
+import { diagnostic, type Diagnostic } from "./diagnostics.ts";
 import {
   CLOSERS,
   Colon,

@@ -1,6 +1,6 @@
 // Decoding of string literals (JSON escapes, E005) and splitting of templates into parts (E052).
-import type { Span, Template, TemplatePart } from "../src/ast.ts";
-import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+import type { Span, Template, TemplatePart } from "./ast.ts";
+import { diagnostic, type Diagnostic } from "./diagnostics.ts";
 
 const SIMPLE_ESCAPES: Record<string, string> = {
   "\\": "\\",

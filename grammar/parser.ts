@@ -21,8 +21,8 @@ import type {
   Stmt,
   StringLit,
   Template,
-} from "../src/ast.ts";
-import { diagnostic, type Diagnostic } from "../src/diagnostics.ts";
+} from "./ast.ts";
+import { diagnostic, type Diagnostic } from "./diagnostics.ts";
 import { errorMessageProvider } from "./messages.ts";
 import { decodeString, parseTemplate } from "./literals.ts";
 import {

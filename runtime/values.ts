@@ -2,7 +2,7 @@
 // unit is `null`, booleans and numbers are JS ones, strings are JS strings, lists are JS arrays
 // (never mutated after creation), objects are insertion-ordered `Map<string, Value>`.
 
-import type { Span } from "../src/ast.ts";
+import type { Span } from "../grammar/ast.ts";
 
 export type Value = null | boolean | number | string | Value[] | VObject | VFunction | VAgent;
 export type VObject = Map<string, Value>;

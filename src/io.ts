@@ -1,22 +1,34 @@
 // The CLI's view of the outside world, so commands can be tested in-process.
 import path from "node:path";
+import type { ProgressStyle } from "../runtime/calls/accounting.ts";
 
 export interface CliIO {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
   cwd: string;
-  /** whether stderr is a terminal (colours and live progress only then) */
+  /** whether stderr is a terminal: see useColor and progressStyle */
   stderrIsTTY: boolean;
   /** aborted on Ctrl-C */
   signal: AbortSignal;
 }
 
-/** Colours only on a TTY, never with NO_COLOR (any value), FORCE_COLOR=0 disables too. */
+/**
+ * Colour on stderr. A non-empty NO_COLOR (no-color.org) wins; then a non-empty FORCE_COLOR: 0 or false off,
+ * anything else on, even off a terminal (as commander and chalk read it); otherwise only on a terminal
+ * that is not TERM=dumb.
+ */
 export function useColor(io: CliIO): boolean {
-  if (io.env.NO_COLOR !== undefined) return false;
-  if (io.env.FORCE_COLOR === "0") return false;
-  return io.stderrIsTTY;
+  const { NO_COLOR, FORCE_COLOR, TERM } = io.env;
+  if (NO_COLOR) return false;
+  if (FORCE_COLOR) return FORCE_COLOR !== "0" && FORCE_COLOR !== "false";
+  return io.stderrIsTTY && TERM !== "dumb";
+}
+
+/** Progress only on a terminal (a log file or pipe gets none), whatever the colour settings say. */
+export function progressStyle(io: CliIO): ProgressStyle | null {
+  if (!io.stderrIsTTY) return null;
+  return io.env.TERM === "dumb" ? "lines" : "live";
 }
 
 /** Paths relative to the working directory when inside it, so editors can open them. */

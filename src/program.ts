@@ -1,6 +1,6 @@
 // What the validator hands to the interpreter: every module of the program, parsed once and resolved.
-import type { ExportStmt, FromImport, Program } from "./ast.ts";
-import type { Diagnostic } from "./diagnostics.ts";
+import type { ExportStmt, FromImport, Program } from "../grammar/ast.ts";
+import type { Diagnostic } from "../grammar/diagnostics.ts";
 import type { Layout } from "./resolve/scopes.ts";
 
 export interface ModuleInfo {

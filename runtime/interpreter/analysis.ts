@@ -1,8 +1,8 @@
 // Reading the checker's scope layout (every name's scope and slot) and the "can this suspend?" analysis
 // that lets most code run synchronously.
-import type { DefStmt, Expr, Stmt } from "../../src/ast.ts";
+import type { DefStmt, Expr, Stmt } from "../../grammar/ast.ts";
 import type { Scope } from "../../src/resolve/scopes.ts";
-import { childExprs } from "../../src/resolve/walk.ts";
+import { childExprs } from "../../grammar/walk.ts";
 import { functionParams } from "../../stdlib/index.ts";
 
 export type Resolution =

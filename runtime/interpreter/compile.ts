@@ -1,7 +1,7 @@
 // Compiles one module's AST into JS closures, once. Everything that cannot suspend becomes a plain
 // synchronous closure; only nodes that may reach an agent call, a judge or an unknown callee get an
 // async closure (NOTES.md "Interpreter speed"). The two kinds compose: async nodes call sync children directly.
-import type { AgentRef, DefStmt, Expr, KwArg, Span, Stmt, Template } from "../../src/ast.ts";
+import type { AgentRef, DefStmt, Expr, KwArg, Span, Stmt, Template } from "../../grammar/ast.ts";
 import type { ModuleInfo } from "../../src/program.ts";
 import type { RunContext } from "../context.ts";
 import { interpolate, renderWhole } from "../render.ts";

@@ -1,5 +1,5 @@
 // The evaluator's entry point: load every module once (imports first), run the entry, collect exports.
-import type { ExportStmt, Stmt } from "../../src/ast.ts";
+import type { ExportStmt, Stmt } from "../../grammar/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
 import type { RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";

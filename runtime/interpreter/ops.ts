@@ -1,5 +1,5 @@
 // Operators, member access and indexing: the value-level rules of LANGUAGE.md §2 and the dialect.
-import type { BinaryOp } from "../../src/ast.ts";
+import type { BinaryOp } from "../../grammar/ast.ts";
 import {
   thrown,
   typeName,

@@ -1,6 +1,6 @@
 // `vvm check FILE`: exit 0 when valid (warnings printed), 2 on any error.
 import { checkProgram } from "../check.ts";
-import { hasErrors } from "../diagnostics.ts";
+import { hasErrors } from "../../grammar/diagnostics.ts";
 import { EXIT, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile } from "./report.ts";
 

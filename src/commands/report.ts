@@ -1,7 +1,8 @@
 // Printing diagnostics for `vvm check` and `vvm run`.
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { formatDiagnostic } from "../diagnostics.ts";
+import pc from "picocolors";
+import { sourceLine, type Diagnostic } from "../../grammar/diagnostics.ts";
 import type { CheckResult } from "../program.ts";
 import { displayPath, useColor, type CliIO } from "../io.ts";
 
@@ -24,6 +25,29 @@ export function printDiagnostics(result: CheckResult, io: CliIO): void {
     const [file, code] = id.split("\0");
     io.stderr.write(`${displayPath(file!, io)}: ${n - MAX_PRINTED_PER_CODE} more ${code} not shown\n`);
   }
+}
+
+/**
+ * `path:line:col: E004 unterminated template literal`, then the source line and a caret under the column.
+ * `source` is the text of `d.path` (or null when it cannot be shown).
+ */
+function formatDiagnostic(d: Diagnostic, source: string | null, color: boolean, displayPath = d.path): string {
+  const c = pc.createColors(color);
+  const tint = d.severity === "error" ? c.red : c.yellow;
+  const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${d.message}`;
+  if (source === null) return head;
+  const lineText = sourceLine(source, d.span.line);
+  if (lineText === null) return head;
+  const shown = lineText.replace(/\t/g, " ");
+  // Long lines (generated or minified input) are cut around the column so the caret stays readable.
+  const max = 160;
+  let start = 0;
+  if (shown.length > max) start = Math.max(0, Math.min(d.span.col - 1 - max / 2, shown.length - max));
+  const clipped = shown.slice(start, start + max);
+  const caretCol = Math.max(0, Math.min(d.span.col - 1 - start, clipped.length));
+  const width =
+    d.span.endLine === d.span.line ? Math.max(1, Math.min(d.span.endCol - d.span.col, clipped.length - caretCol)) : 1;
+  return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
 }
 
 /** Resolve the program path, or say why it cannot be read. */

@@ -1,6 +1,6 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
 import { checkProgram } from "../check.ts";
-import { hasErrors } from "../diagnostics.ts";
+import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";

@@ -1,5 +1,5 @@
 // Static checks on agent configuration (declarations, `.with(...)`, inline agents) and agent-call options.
-import type { Expr, KwArg, ObjectLit } from "../ast.ts";
+import type { Expr, KwArg, ObjectLit } from "../../grammar/ast.ts";
 import { durationMs, parseDuration } from "../../runtime/duration.ts";
 import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/options.ts";
 import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";

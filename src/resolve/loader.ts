@@ -1,8 +1,8 @@
 // Loading a program's modules: the entry file and every `from "./x.vvm" import ...`, recursively,
 // each parsed once by canonical path (realpath). Missing files, unreadable files and cycles are E090 at the import.
 import path from "node:path";
-import type { FromImport, Program, Span } from "../ast.ts";
-import { diagnostic, type Diagnostic } from "../diagnostics.ts";
+import type { FromImport, Program, Span } from "../../grammar/ast.ts";
+import { diagnostic, type Diagnostic } from "../../grammar/diagnostics.ts";
 import { parse } from "../../grammar/index.ts";
 import { readSource } from "./source.ts";
 

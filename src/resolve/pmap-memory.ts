@@ -1,9 +1,9 @@
 // W040: a function mapped with `pmap` that continues a memory whose key does not depend on the item.
 // Every concurrent call then queues on one memory lock and writes one shared memory, which is rarely meant.
-import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../ast.ts";
+import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../../grammar/ast.ts";
 import { literalString } from "./agent-config.ts";
 import { innerBlocks, isLambda } from "./scopes.ts";
-import { childExprs, mentionsAny, stmtExprs } from "./walk.ts";
+import { childExprs, mentionsAny, stmtExprs } from "../../grammar/walk.ts";
 
 export interface PmapSite {
   /** the `pmap(items, f)` call */

@@ -1,8 +1,8 @@
 // The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
 // (LANGUAGE.md §13) against the module's scope layout, which the interpreter then reads (LANGUAGE.md §6).
 // It collects every problem; it never stops at the first.
-import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../ast.ts";
-import { diagnostic, type Code, type Diagnostic } from "../diagnostics.ts";
+import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../../grammar/ast.ts";
+import { diagnostic, type Code, type Diagnostic } from "../../grammar/diagnostics.ts";
 import {
   AGENT_KEYS,
   CALL_OPTIONS,
@@ -15,7 +15,7 @@ import {
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
 import { isStdlibName } from "../../stdlib/names.ts";
-import { childExprs, placeholderRoots } from "./walk.ts";
+import { childExprs, placeholderRoots } from "../../grammar/walk.ts";
 
 /** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */
 export interface ModuleEnv {

@@ -1,5 +1,5 @@
 // Name bindings and scopes (LANGUAGE.md §6): which names a `def` or a module binds, and their frame slots.
-import type { DefStmt, Program, Span, Stmt } from "../ast.ts";
+import type { DefStmt, Program, Span, Stmt } from "../../grammar/ast.ts";
 
 export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param";
 

@@ -1,6 +1,6 @@
 // The program-wide skill registry (LANGUAGE.md §10): skill name → source, built module by module in load order.
-import type { Program } from "../ast.ts";
-import { diagnostic, type Diagnostic } from "../diagnostics.ts";
+import type { Program } from "../../grammar/ast.ts";
+import { diagnostic, type Diagnostic } from "../../grammar/diagnostics.ts";
 
 /** `github:owner/repo` (optionally a sub-path or `@ref`), `npm:pkg` (scoped too), or a `./` / `../` path. */
 const KNOWN_SOURCE = [

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
-import { CODES } from "../../src/diagnostics.ts";
+import { CODES } from "../../grammar/diagnostics.ts";
 import { ROOT } from "../support/cli.ts";
 
 const DIR = path.join(ROOT, "test/conformance/check");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Expr } from "../../src/ast.ts";
+import type { Expr } from "../../grammar/ast.ts";
 import { parse } from "../../grammar/index.ts";
 import { at, brief, firstStmt, ok, shape } from "./helpers.ts";
 

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Diagnostic } from "../../src/diagnostics.ts";
+import type { Diagnostic } from "../../grammar/diagnostics.ts";
 import { parse } from "../../grammar/index.ts";
 import { ROOT } from "../support/cli.ts";
 import { REFERENCE_EXAMPLES, vvmFilesUnder } from "../support/examples.ts";

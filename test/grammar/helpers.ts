@@ -1,7 +1,7 @@
 // Shared helpers for the grammar tests.
 import { expect } from "vitest";
-import type { Program, Span, Stmt } from "../../src/ast.ts";
-import type { Diagnostic } from "../../src/diagnostics.ts";
+import type { Program, Span, Stmt } from "../../grammar/ast.ts";
+import type { Diagnostic } from "../../grammar/diagnostics.ts";
 import { parse } from "../../grammar/index.ts";
 
 /** Drop every span so shapes can be compared with toEqual. */

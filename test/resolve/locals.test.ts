@@ -1,6 +1,6 @@
 // Scope layouts (LANGUAGE.md §6): each scope's names and frame slots, as the checker writes them once and the interpreter reads them.
 import { afterEach, describe, expect, it } from "vitest";
-import type { DefStmt, Stmt } from "../../src/ast.ts";
+import type { DefStmt, Stmt } from "../../grammar/ast.ts";
 import { checkProgram } from "../../src/check.ts";
 import { writeProgram, type TmpProgram } from "../support/program.ts";
 

@@ -1,5 +1,5 @@
 // Generic traversal helpers over expressions and templates.
-import type { Expr, Span, Stmt, Template } from "../ast.ts";
+import type { Expr, Span, Stmt, Template } from "./ast.ts";
 
 const LEAF: readonly Expr[] = Object.freeze([]) as readonly Expr[];
 

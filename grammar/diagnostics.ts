@@ -1,5 +1,5 @@
-// Diagnostics shared by the lexer, parser, validator and CLI.
-import pc from "picocolors";
+// Diagnostics as data, shared by the lexer, parser, checker and CLI (the CLI formats them:
+// src/commands/report.ts).
 import type { Span } from "./ast.ts";
 
 /** Every code the spec defines (LANGUAGE.md §13) plus the project's own additions (see spec/diagnostics.md). */
@@ -81,29 +81,6 @@ export function sortDiagnostics(diags: Diagnostic[]): Diagnostic[] {
       a.span.col - b.span.col ||
       a.code.localeCompare(b.code),
   );
-}
-
-/**
- * `path:line:col: E004 unterminated template literal`, then the source line and a caret under the column.
- * `source` is the text of `d.path` (or null when it cannot be shown).
- */
-export function formatDiagnostic(d: Diagnostic, source: string | null, color: boolean, displayPath = d.path): string {
-  const c = pc.createColors(color);
-  const tint = d.severity === "error" ? c.red : c.yellow;
-  const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${d.message}`;
-  if (source === null) return head;
-  const lineText = sourceLine(source, d.span.line);
-  if (lineText === null) return head;
-  const shown = lineText.replace(/\t/g, " ");
-  // Long lines (generated or minified input) are cut around the column so the caret stays readable.
-  const max = 160;
-  let start = 0;
-  if (shown.length > max) start = Math.max(0, Math.min(d.span.col - 1 - max / 2, shown.length - max));
-  const clipped = shown.slice(start, start + max);
-  const caretCol = Math.max(0, Math.min(d.span.col - 1 - start, clipped.length));
-  const width =
-    d.span.endLine === d.span.line ? Math.max(1, Math.min(d.span.endCol - d.span.col, clipped.length - caretCol)) : 1;
-  return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
 }
 
 // Line starts of the last source seen: printing many diagnostics of one big file must not rescan it each time.
