@@ -9,7 +9,7 @@ import path from "node:path";
 import { builtCli, median } from "./support.ts";
 
 const ROUNDS = 5;
-const TARGET = 1.5;
+const TARGET = 1.2;
 
 const VVM = `def step(acc, i):
   return acc + i - 1
