@@ -83,7 +83,14 @@ export class Accounting {
   }
 }
 
-/** `calls 12 done, 3 in flight` redrawn in place on stderr, at most every 100 ms, erased at the end. */
+/** How progress is drawn: redrawn in place, or as plain lines where the cursor cannot move (the CLI decides). */
+export type ProgressStyle = "live" | "lines";
+
+/**
+ * `vvm: 12 calls, 3 judges done, 2 in flight` on stderr while calls run. `live` redraws it in place at
+ * most every 100 ms and erases it at the end; `lines` (TERM=dumb, no cursor movement) writes it as a new
+ * line at most once a second and never erases.
+ */
 export class Progress {
   private last = 0;
   private shown = false;
@@ -91,18 +98,24 @@ export class Progress {
   constructor(
     private readonly acc: Accounting,
     private readonly write: (s: string) => void,
+    private readonly style: ProgressStyle,
   ) {
     acc.onChange = () => this.draw();
   }
 
   private draw(): void {
     const now = Date.now();
-    if (now - this.last < 100) return;
+    if (now - this.last < (this.style === "live" ? 100 : 1000)) return;
     this.last = now;
     const a = this.acc;
+    const text = `vvm: ${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight`;
+    if (this.style === "lines") {
+      this.write(text + "\n");
+      return;
+    }
     this.shown = true;
     // Cursor back to column 0 afterwards, so any later line overwrites this one.
-    this.write(`\r\x1b[Kvvm: ${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight\r`);
+    this.write(`\r\x1b[K${text}\r`);
   }
 
   /** Erase the line until the next change redraws it (before another line goes to stderr). */

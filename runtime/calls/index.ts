@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
 import type { RunFlags } from "../../src/commands/run.ts";
-import { displayPath, UsageError, useColor, type CliIO } from "../../src/io.ts";
+import { displayPath, progressStyle, UsageError, useColor, type CliIO } from "../../src/io.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../memory/index.ts";
@@ -60,7 +60,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   const trace: TraceSink = fileTrace ?? noTrace;
 
   const accounting = new Accounting();
-  progress = useColor(io) ? new Progress(accounting, (s) => io.stderr.write(s)) : null;
+  const style = progressStyle(io);
+  progress = style ? new Progress(accounting, (s) => io.stderr.write(s), style) : null;
   const memory = lazyMemoryStore({
     entryDir: path.dirname(opts.entryPath),
     homeDir: io.env.HOME || os.homedir(),

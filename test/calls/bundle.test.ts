@@ -4,13 +4,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, runCli } from "../support/cli.ts";
+import { ROOT, runCli, testEnv } from "../support/cli.ts";
 
 const bin = path.join(ROOT, "bin/vvm.js");
 const built = existsSync(path.join(ROOT, "dist/start.js"));
 if (!built) console.log("skipped: the bundle tests (dist/ is missing: `npm install` or `npm run build` makes it)");
 
-const installed = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, encoding: "utf8", env: { PATH: process.env.PATH, HOME: ROOT, NO_COLOR: "1" } });
+const installed = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, encoding: "utf8", env: testEnv() });
 
 describe.skipIf(!built)("the bundled CLI", () => {
   it("runs an example, offline, with the same exports as the sources", async () => {

@@ -5,22 +5,16 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createModelLayer, type ModelLayerOptions } from "../../runtime/calls/index.ts";
 import { UsageError, type CliIO } from "../../src/io.ts";
+import { testIO } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { agent, callReq, judgeReq } from "./helpers.ts";
 
 const dir = useTempDir("vvm-layer-");
 const standin = useStandin();
 
-function io(env: NodeJS.ProcessEnv = {}, tty = false) {
+function io(env: Record<string, string> = {}, tty = false) {
   const out = { stdout: "", stderr: "" };
-  const cli: CliIO = {
-    stdout: { write: (s: string) => (out.stdout += s) },
-    stderr: { write: (s: string) => (out.stderr += s) },
-    env: { HOME: dir, ...env },
-    cwd: dir,
-    stderrIsTTY: tty,
-    signal: new AbortController().signal,
-  };
+  const cli = testIO((stream, s) => (out[stream === "out" ? "stdout" : "stderr"] += s), { env: { HOME: dir, ...env }, cwd: dir, stderrIsTTY: tty });
   return { cli, out };
 }
 
@@ -135,7 +129,7 @@ describe("trace and summary", () => {
     await layer.close();
   });
 
-  it("shows live progress only on a colour terminal, and erases it at the end", async () => {
+  it("shows live progress only on a terminal, and erases it at the end", async () => {
     const tty = io({}, true);
     const layer = await createModelLayer(opts(tty.cli, { provider: "sim" }));
     await layer.agents.call(callReq(agent("a"), "hi", null));
@@ -143,10 +137,10 @@ describe("trace and summary", () => {
     expect(tty.out.stderr).toContain("in flight");
     expect(tty.out.stderr).toContain("\r\u001b[Kvvm: 1 call");
 
-    const noColor = io({ NO_COLOR: "1" }, true);
-    const l2 = await createModelLayer(opts(noColor.cli, { provider: "sim" }));
+    const pipe = io();
+    const l2 = await createModelLayer(opts(pipe.cli, { provider: "sim" }));
     await l2.agents.call(callReq(agent("a"), "hi", null));
     await l2.close();
-    expect(noColor.out.stderr).not.toContain("in flight");
+    expect(pipe.out.stderr).not.toContain("in flight");
   });
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../support/cli.ts";
+import { ROOT, testEnv } from "../support/cli.ts";
 
 const strace = spawnSync("strace", ["-V"]).status === 0;
 if (!strace) console.log("skipped: the fsync tests (strace is not installed)");
@@ -27,7 +27,7 @@ describe.skipIf(!strace)("fsyncs", () => {
       const r = spawnSync("strace", ["-f", "-qq", "-e", "trace=openat,fsync,rename", "--", process.execPath, "--import", "tsx", "--input-type=module", "-e", script], {
         cwd: ROOT,
         encoding: "utf8",
-        env: { PATH: process.env.PATH, HOME: dir },
+        env: testEnv({ HOME: dir }),
       });
       expect(r.status, r.stderr).toBe(0);
       // fd → path as opened, then the paths fsynced (fds are reused, so map at each fsync)

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, ROOT, runCli } from "../support/cli.ts";
+import { collect, ROOT, runCli, testEnv } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { digestText, ledger, memDir } from "./helpers.ts";
 
@@ -14,7 +14,7 @@ describe("memory faults", () => {
   it("EMFILE under a low ulimit -n: operations wait for descriptors, and every patch is applied", async () => {
     const dir = await mkdtemp(path.join(base, "p-"));
     const fixture = path.join(ROOT, "test", "memory", "fixtures", "emfile.ts");
-    const child = spawn("bash", ["-c", `ulimit -n 64 && exec "${process.execPath}" --import tsx "${fixture}" "${dir}"`], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: dir }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", `ulimit -n 64 && exec "${process.execPath}" --import tsx "${fixture}" "${dir}"`], { cwd: ROOT, env: testEnv({ HOME: dir }), stdio: ["ignore", "pipe", "pipe"] });
     const res = await collect(child);
     expect(res.stderr).toBe("");
     const out = JSON.parse(res.stdout) as { exhausted: boolean; results: string[]; warnings: string[] };

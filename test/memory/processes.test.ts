@@ -6,6 +6,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../runtime/memory/keys.ts";
+import { testEnv } from "../support/cli.ts";
 import { bundleWriter } from "./writer-bundle.ts";
 import { digestText, ledger, makeStore, memDir, session, tempDir } from "./helpers.ts";
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => writer?.dispose());
 
 function startWriter(entryDir: string, key: string, count: number | "forever", staleMs: number, pad: number): ChildProcess {
-  return spawn(process.execPath, [writer.file, entryDir, key, String(count), String(staleMs), String(pad)], { stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, [writer.file, entryDir, key, String(count), String(staleMs), String(pad)], { env: testEnv(), stdio: ["ignore", "pipe", "pipe"] });
 }
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

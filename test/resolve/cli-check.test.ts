@@ -109,15 +109,17 @@ describe("vvm check", () => {
     expect(r.stderr).toMatch(/flat\.vvm: 199950 more W030 not shown\n$/);
   }, 60_000);
 
-  it("colours only on a terminal, and never with NO_COLOR", async () => {
+  it("colours on a terminal or with FORCE_COLOR, never with NO_COLOR", async () => {
     prog = writeProgram({ "prog.vvm": `break\n` });
-    const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
+    const tty = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true });
     expect(tty.code).toBe(2);
     expect(tty.stderr).toContain(ESC);
     const noColor = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: true, env: { NO_COLOR: "1" } });
     expect(noColor.stderr).not.toContain(ESC);
-    const pipe = await runCli(["check", "prog.vvm"], { cwd: prog.dir, stderrIsTTY: false, env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
+    const pipe = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
     expect(pipe.stderr).not.toContain(ESC);
+    const forced = await runCli(["check", "prog.vvm"], { cwd: prog.dir, env: { FORCE_COLOR: "1" } });
+    expect(forced.stderr).toBe(tty.stderr);
     // Same text once the colour codes are removed.
     // eslint-disable-next-line no-control-regex
     expect(tty.stderr.replace(/\x1b\[[0-9;]*m/g, "")).toBe(pipe.stderr);

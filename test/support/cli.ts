@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../../src/cli.ts";
+import type { CliIO } from "../../src/io.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -21,30 +22,38 @@ export interface CliOptions {
   stdoutFd?: number;
 }
 
-/** Environment for tests: no API key (sim is the default), no colours unless asked. */
-function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  delete env.ANTHROPIC_API_KEY;
-  delete env.ANTHROPIC_BASE_URL;
-  for (const [k, v] of Object.entries(extra)) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
+/** All a test takes from the caller's environment: where programs are found and temporary files go. */
+const INHERITED = ["PATH", "TMPDIR"];
+/** A HOME that cannot exist (its parent is this file): a test that writes user-scope memory passes its own. */
+const NO_HOME = path.join(fileURLToPath(import.meta.url), "no-home");
+
+/**
+ * The whole environment of the CLI under test, built from nothing rather than copied, so no test depends
+ * on what the person running it exported: no NO_COLOR, FORCE_COLOR, TERM, CI, COLUMNS, LANG or LC_*, no
+ * ANTHROPIC_* (the simulator answers), TZ=UTC, HOME=NO_HOME. `extra` sets variables (undefined removes one).
+ */
+export function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { HOME: NO_HOME, TZ: "UTC" };
+  for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return { ...env, ...extra };
 }
 
-export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(args, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
+/** The CliIO `main` gets in a test: testEnv, not a terminal unless asked; output goes to `write`. */
+export function testIO(write: (stream: "out" | "err", s: string) => void, opts: CliOptions = {}): CliIO {
+  return {
+    stdout: { write: (s: string) => write("out", s) },
+    stderr: { write: (s: string) => write("err", s) },
     env: testEnv(opts.env),
     cwd: opts.cwd ?? ROOT,
     stderrIsTTY: opts.stderrIsTTY ?? false,
     signal: opts.signal ?? new AbortController().signal,
-  });
-  return { code, stdout, stderr };
+  };
+}
+
+export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const out = { out: "", err: "" };
+  const code = await main(args, testIO((stream, s) => (out[stream] += s), opts));
+  return { code, stdout: out.out, stderr: out.err };
 }
 
 /** The CLI in a child process, from the TypeScript sources (no build step needed). */
