@@ -141,7 +141,9 @@ describe("processes", () => {
         }
       };
       const per = Math.ceil(ITERATIONS / LANES);
-      await Promise.all(Array.from({ length: LANES }, (_, l) => lane(`lane-${l}`, Math.min(per, Math.max(0, ITERATIONS - l * per)))));
+      // every lane stops before the directory is removed, so a failure is reported as itself
+      const lanes = await Promise.allSettled(Array.from({ length: LANES }, (_, l) => lane(`lane-${l}`, Math.min(per, Math.max(0, ITERATIONS - l * per)))));
+      for (const r of lanes) if (r.status === "rejected") throw r.reason;
       // Every lock a kill left was reclaimed after about the stale time: a broken reclaim would wait out
       // the writers' 60 s lock timeout, and proper-lockfile's default stale time is 10 s. The slack above
       // STALE_MS covers polling and event-loop lag with 16 writers on a loaded 2-core machine (one CI run
