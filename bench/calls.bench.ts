@@ -103,7 +103,7 @@ async function sequential(url: string): Promise<void> {
     provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: url, log: () => {} }),
     memory: null,
     judgeModel: "haiku",
-    env: {},
+    models: {},
     trace: noTrace,
     accounting: new Accounting(),
   });

@@ -13,7 +13,7 @@ import {
 } from "../provider.ts";
 import { roundMs, siteText, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
-import { DEFAULT_MODEL, resolveModel } from "../providers/models.ts";
+import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
@@ -38,7 +38,8 @@ export interface CallRuntimeDeps {
   memory: MemoryPort | null;
   /** alias or id; `--judge-model` */
   judgeModel: string;
-  env: NodeJS.ProcessEnv;
+  /** model ids that replace the built-in aliases for this run */
+  models: ModelOverrides;
   trace: TraceSink;
   accounting: Accounting;
   retry?: RetryTuning;
@@ -65,7 +66,7 @@ export class CallRuntime implements AgentRuntime {
   private readonly judgeModel: string;
 
   constructor(private readonly deps: CallRuntimeDeps) {
-    this.judgeModel = resolveModel(deps.judgeModel, deps.env);
+    this.judgeModel = resolveModel(deps.judgeModel, deps.models);
     this.retry = deps.retry ?? DEFAULT_RETRY_TUNING;
   }
 
@@ -73,7 +74,7 @@ export class CallRuntime implements AgentRuntime {
     const { agent, site, signal } = req;
     const opts = parseCallOptions(req.options, site);
     const cfg = agent.config;
-    const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.env);
+    const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.models);
     const system = configString(cfg, "prompt", site) ?? "";
     const maxTokens = configMaxTokens(cfg, site) ?? this.deps.maxTokens;
     const id = this.nextId++;

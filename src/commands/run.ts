@@ -1,4 +1,5 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
+import type { ModelFlags } from "./model-layer.ts";
 import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
@@ -7,16 +8,7 @@ import { runProgram } from "../../runtime/interpreter/index.ts";
 import { jsonObject, makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";
 
-export interface RunFlags {
-  provider: "auto" | "anthropic" | "sim" | "script";
-  script?: string;
-  concurrency: number;
-  judgeModel: string;
-  trace?: string;
-  /** milliseconds */
-  lockTimeout: number;
-  memoryBudget: number;
-}
+export type RunFlags = ModelFlags & { concurrency: number };
 
 export async function runCommand(file: string, flags: RunFlags, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
@@ -29,7 +21,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
 
   // Loaded only now: the provider SDK and the memory store cost start-up time that `vvm check` and
   // invalid programs never need.
-  const { createModelLayer } = await import("../../runtime/calls/index.ts");
+  const { createModelLayer } = await import("./model-layer.ts");
   let layer;
   try {
     layer = await createModelLayer({ ...flags, entryPath: abs, io });

@@ -49,8 +49,8 @@ describe("agent calls", () => {
     expect(body.messages[0].content).toEqual([{ type: "text", text: "Just this." }]);
   });
 
-  it("reports cache reads on a repeated prefix and honours agent max_tokens and env model overrides", async () => {
-    const { rt, acc, trace } = harness(provider(), { env: { VVM_MODEL_HAIKU: "claude-haiku-custom", VVM_MODEL_SONNET: "opus" } });
+  it("reports cache reads on a repeated prefix and honours agent max_tokens and the run's model overrides", async () => {
+    const { rt, acc, trace } = harness(provider(), { models: { haiku: "claude-haiku-custom", sonnet: "opus" } });
     const a = agent("w", { model: "haiku", prompt: "A stable prompt.", max_tokens: 300 });
     await rt.call(callReq(a, "one", null));
     await rt.call(callReq(a, "two", null));

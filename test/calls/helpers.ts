@@ -48,7 +48,7 @@ export function harness(provider: Provider, over: Partial<CallRuntimeDeps> = {})
     provider,
     memory: null,
     judgeModel: "haiku",
-    env: {},
+    models: {},
     trace,
     accounting: acc,
     retry: { baseMs: 5, maxMs: 50, maxRetryAfterMs: 5000 },

@@ -3,7 +3,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createModelLayer, type ModelLayerOptions } from "../../runtime/calls/index.ts";
+import { createModelLayer, type ModelLayerOptions } from "../../src/commands/model-layer.ts";
 import { UsageError, type CliIO } from "../../src/io.ts";
 import { testIO } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
@@ -21,7 +21,6 @@ function io(env: Record<string, string> = {}, tty = false) {
 function opts(cli: CliIO, over: Partial<ModelLayerOptions> = {}): ModelLayerOptions {
   return {
     provider: "auto",
-    concurrency: 8,
     judgeModel: "haiku",
     lockTimeout: 1000,
     memoryBudget: 2000,
@@ -51,10 +50,12 @@ describe("provider selection", () => {
 
   it("auto with a key uses the anthropic provider (here pointed at the stand-in)", async () => {
     standin.reset().enqueue({ type: "text", text: "from the stand-in" });
-    const { cli, out } = io(standin.env());
+    const { cli, out } = io({ ...standin.env(), VVM_MODEL_SONNET: "claude-sonnet-custom" });
     const layer = await createModelLayer(opts(cli));
     expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toBe("from the stand-in");
     await layer.close();
+    // the environment's model override reaches the request (the runtime itself never reads the environment)
+    expect(standin.requests[0].body.model).toBe("claude-sonnet-custom");
     expect(out.stderr).toMatch(/^vvm: 1 call \(1 attempt\), 0 judges \(0 attempts\), tokens \d+ in \/ \d+ out, cache 0 read \/ 0 write, model time \d+\.\d\ds \[anthropic\]\n$/);
   });
 

@@ -3,18 +3,17 @@
 import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
-import type { RunFlags } from "../../src/commands/run.ts";
-import { displayPath, progressStyle, UsageError, useColor, type CliIO } from "../../src/io.ts";
-import type { AgentRuntime } from "../agent-runtime.ts";
+import { displayPath, progressStyle, UsageError, useColor, type CliIO } from "../io.ts";
+import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
-import type { MemoryStore, MemoryStoreOptions } from "../memory/index.ts";
-import type { Provider } from "../provider.ts";
-import { noTrace, type TraceSink } from "../trace.ts";
-import { resolveModel } from "../providers/models.ts";
-import { SimProvider } from "../providers/sim.ts";
-import { Accounting, Progress } from "./accounting.ts";
-import { CallRuntime, DEFAULT_RETRY_TUNING } from "./runtime.ts";
-import { FileTrace } from "./trace-file.ts";
+import type { MemoryStore, MemoryStoreOptions } from "../../runtime/memory/index.ts";
+import type { Provider } from "../../runtime/provider.ts";
+import { noTrace, type TraceSink } from "../../runtime/trace.ts";
+import { MODEL_ALIASES, resolveModel, type ModelAlias, type ModelOverrides } from "../../runtime/providers/models.ts";
+import { SimProvider } from "../../runtime/providers/sim.ts";
+import { Accounting, Progress } from "../../runtime/calls/accounting.ts";
+import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
+import { FileTrace } from "../../runtime/calls/trace-file.ts";
 
 export interface ModelLayer {
   agents: AgentRuntime;
@@ -24,7 +23,18 @@ export interface ModelLayer {
   close(): Promise<void>;
 }
 
-export type ModelLayerOptions = RunFlags & { entryPath: string; io: CliIO };
+/** The `vvm run` flags this layer reads. */
+export interface ModelFlags {
+  provider: "auto" | "anthropic" | "sim" | "script";
+  script?: string;
+  judgeModel: string;
+  trace?: string;
+  /** milliseconds */
+  lockTimeout: number;
+  memoryBudget: number;
+}
+
+export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO };
 
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
   const { io } = opts;
@@ -38,6 +48,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   const provider = await selectProvider(opts);
   const maxTokens = envInt(io.env, "VVM_MAX_TOKENS");
   const retryBase = envInt(io.env, "VVM_RETRY_BASE_MS", 0);
+  const models = modelOverrides(io.env);
 
   let fileTrace: FileTrace | null = null;
   if (opts.trace) {
@@ -54,7 +65,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
       started_at: new Date().toISOString(),
       program: opts.entryPath,
       provider: provider.name,
-      judge_model: resolveModel(opts.judgeModel, io.env),
+      judge_model: resolveModel(opts.judgeModel, models),
     });
   }
   const trace: TraceSink = fileTrace ?? noTrace;
@@ -74,7 +85,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     provider,
     memory,
     judgeModel: opts.judgeModel,
-    env: io.env,
+    models,
     trace,
     accounting,
     maxTokens,
@@ -114,7 +125,7 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
   switch (kind) {
     case "script": {
       if (opts.script === undefined) throw new UsageError("--provider script needs --script FILE");
-      const { loadScript, ScriptError, ScriptProvider } = await import("../providers/script.ts");
+      const { loadScript, ScriptError, ScriptProvider } = await import("../../runtime/providers/script.ts");
       try {
         return new ScriptProvider(await loadScript(path.resolve(io.cwd, opts.script), opts.script));
       } catch (err) {
@@ -143,7 +154,7 @@ async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
   if (baseURL !== undefined && !URL.canParse(baseURL)) {
     throw new UsageError(`ANTHROPIC_BASE_URL=${baseURL} is not a URL (expected e.g. https://api.anthropic.com)`);
   }
-  const { AnthropicProvider } = await import("../providers/anthropic.ts");
+  const { AnthropicProvider } = await import("../../runtime/providers/anthropic.ts");
   // The CLI's environment is the process environment for a real run; tests pass their own.
   return new AnthropicProvider({
     apiKey,
@@ -156,13 +167,23 @@ async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
 // (most runs under sim, every run without memory) should not pay for them at start-up.
 function lazyMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   let store: Promise<MemoryStore> | null = null;
-  const get = () => (store ??= import("../memory/index.ts").then((m) => m.createMemoryStore(opts)));
+  const get = () => (store ??= import("../../runtime/memory/index.ts").then((m) => m.createMemoryStore(opts)));
   return {
     open: async (...args) => (await get()).open(...args),
     close: async () => {
       if (store) await (await store).close();
     },
   };
+}
+
+/** VVM_MODEL_HAIKU, VVM_MODEL_SONNET, VVM_MODEL_OPUS: a model id used instead of the alias's own. */
+function modelOverrides(env: NodeJS.ProcessEnv): ModelOverrides {
+  const out: ModelOverrides = {};
+  for (const alias of Object.keys(MODEL_ALIASES) as ModelAlias[]) {
+    const id = env[`VVM_MODEL_${alias.toUpperCase()}`];
+    if (id) out[alias] = id;
+  }
+  return out;
 }
 
 function envInt(env: NodeJS.ProcessEnv, name: string, min = 1): number | undefined {
