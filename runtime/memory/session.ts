@@ -71,6 +71,13 @@ export class Refused extends Error {}
 /** digest.md changed after the commit re-read it and before the new digest was renamed into place. */
 class SavedDuringCommit extends Error {}
 
+/** The rename was abandoned for a reason that leaves the ledger as it is (`reason` is what to report). */
+class Abandoned extends Error {
+  constructor(readonly reason: unknown) {
+    super("abandoned");
+  }
+}
+
 /** digest.md as a commit last read it: the open file (null: there was none) and the hash of its content. */
 interface Watch {
   handle: ReadHandle | null;
@@ -619,23 +626,38 @@ export class Session implements MemorySession {
     const lost = this.lock?.compromised();
     if (lost) throw new Refused(`the memory lock was lost during the call (${lost}); patch not applied`);
     const sizeBefore = this.ledgerSize;
-    await this.append(e);
     if (content === null || watch === null) {
+      await this.append(e);
       await this.writeMeta();
       return true;
     }
+    // The ledger line and the new digest's temporary file are written and fsynced side by side (one
+    // fsync's wait instead of two); the rename waits for both, so digest.md never shows a version the
+    // ledger does not explain, even after a power loss.
+    const appended = this.append(e).then(
+      () => null,
+      (err: unknown) => err,
+    );
     const ours: { ino: number; seq: number; replaced: string | null } = { ino: 0, seq: e.seq, replaced: null };
-    const lostNow = this.lock?.compromised();
-    if (lostNow) throw new Refused(`the memory lock was lost before digest.md was written (${lostNow}); ledger entry ${e.seq} is completed by the next call`);
     try {
       Object.assign(
         ours,
         await this.replaceDigest(content, watch.hash, async () => {
+          const failed = await appended;
+          // the append cut itself back: memory unchanged
+          if (failed !== null) throw new Abandoned(failed);
+          const lostNow = this.lock?.compromised();
+          // another writer may own the ledger now: it must not be cut back
+          if (lostNow) throw new Abandoned(new Refused(`the memory lock was lost before digest.md was written (${lostNow}); ledger entry ${e.seq} is completed by the next call`));
           await this.checkDir();
           if (await this.savedSince(watch)) throw new SavedDuringCommit();
         }),
       );
     } catch (err) {
+      if (err instanceof Abandoned) throw err.reason;
+      // the temporary file failed before the rename was due: the append may still be under way
+      const failed = await appended;
+      if (failed !== null) throw failed;
       // withdraw the entry so ledger and digest agree; if even that fails, the next call rolls forward
       // (or, when a person saved meanwhile, records their save: it no longer matches digest_before)
       try {

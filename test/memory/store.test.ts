@@ -495,6 +495,32 @@ describe("faults", () => {
     expect(await digestText(dir, "k")).toBe("old");
     expect(await readFile(path.join(memDir(dir, "k"), "ledger.jsonl"), "utf8")).toBe(before.ledger);
     expect(warnings.join("\n")).toMatch(/could not append to ledger.jsonl \(ENOSPC\); memory unchanged/);
+    // the new digest's temporary file, written alongside the append, is gone too
+    expect((await readdir(memDir(dir, "k"))).filter((n) => n.startsWith("digest.md."))).toEqual([]);
+  });
+
+  it("the digest is renamed into place only after the ledger line is on disk, however slow its fsync", async () => {
+    await seed();
+    const order: string[] = [];
+    const slowLedger: MemoryFs = {
+      ...nodeFs,
+      async append(file, data) {
+        await nodeFs.append(file, data);
+        await new Promise((r) => setTimeout(r, 50));
+        order.push("ledger synced");
+      },
+      async writeAtomic(file, data, beforeRename) {
+        order.push("digest written");
+        return nodeFs.writeAtomic(file, data, async () => {
+          await beforeRename?.();
+          order.push("digest renamed");
+        });
+      },
+    };
+    const { store } = makeStore(dir, { fs: slowLedger });
+    await call(store, "k", patchReply({ digest: "new" }));
+    expect(order).toEqual(["digest written", "ledger synced", "digest renamed"]);
+    expect(await digestText(dir, "k")).toBe("new");
   });
 
   it("ENOSPC while writing digest.md: the ledger entry is withdrawn, memory unchanged", async () => {
