@@ -14,7 +14,8 @@ export const MAX_SEQ = Number.MAX_SAFE_INTEGER - 1;
  */
 const MAX_SEQ_STEP = 1_000_000;
 
-export type EntryKind = "patch" | "rejected" | "external_edit" | "repair";
+export const ENTRY_KINDS = ["patch", "rejected", "external_edit", "repair"] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 export interface Provenance {
   program: string;
@@ -46,7 +47,7 @@ const CHUNK = 64 * 1024;
  * Longer than any entry the runtime writes: a digest of at most 100,000 characters (the highest
  * digest_limit) and 20 × 500 retain characters, even at six JSON bytes per character.
  */
-const MAX_ENTRY_BYTES = 2 * 1024 * 1024;
+export const MAX_ENTRY_BYTES = 2 * 1024 * 1024;
 
 export interface TailScan {
   /** file size at the time of the scan */
@@ -61,7 +62,8 @@ export interface TailScan {
   badLines: number[];
 }
 
-function parseEntry(line: Buffer): LedgerEntry | null {
+/** One ledger line as an entry, or null when it is not one (whether it is in sequence is judged apart: SequenceCheck). */
+export function parseEntry(line: Buffer): LedgerEntry | null {
   try {
     const x = JSON.parse(line.toString("utf8")) as unknown;
     if (typeof x !== "object" || x === null || Array.isArray(x)) return null;
@@ -234,17 +236,26 @@ class Examined {
 }
 
 /**
- * Entries oldest first, with those out of sequence replaced by null: each seq must be greater than the
- * seq of the readable entry before it, by at most MAX_SEQ_STEP. The oldest entry has nothing to follow.
+ * Judges entries oldest first: each seq must be greater than the seq of the readable entry before it, by
+ * at most MAX_SEQ_STEP. The first entry judged has nothing to follow.
  */
+export class SequenceCheck {
+  /** `prev`: the seq of the entry before the first one judged, when known */
+  constructor(private prev: number | null = null) {}
+
+  /** Whether `e` is in sequence. One that is not is skipped: the next entry is judged against the one before it. */
+  accept(e: LedgerEntry): boolean {
+    const prev = this.prev;
+    if (prev !== null && (e.seq <= prev || e.seq > prev + MAX_SEQ_STEP)) return false;
+    this.prev = e.seq;
+    return true;
+  }
+}
+
+/** Entries oldest first, with those out of sequence replaced by null (SequenceCheck). */
 export function inSequence(entries: (LedgerEntry | null)[]): (LedgerEntry | null)[] {
-  let prev: number | null = null;
-  return entries.map((e) => {
-    if (e === null) return null;
-    if (prev !== null && (e.seq <= prev || e.seq > prev + MAX_SEQ_STEP)) return null;
-    prev = e.seq;
-    return e;
-  });
+  const check = new SequenceCheck();
+  return entries.map((e) => (e !== null && check.accept(e) ? e : null));
 }
 
 /** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
@@ -294,60 +305,154 @@ function trim(c: TailCache, stop: number, early: boolean, lowest: number): TailC
 async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: number, keep: boolean): Promise<{ scan: TailScan; cache: TailCache | null }> {
   const seen = new Examined(retainChars);
   const chunks: Buffer[] = [];
-  let pos = h.size;
-  let carry: Buffer = Buffer.alloc(0);
-  let first = true;
-  let tornBytes = 0;
-  // the cap does not apply while looking for the end of the last complete line: a torn tail must
-  // be measured exactly, however long
-  let dataEnd = h.size; // end of the last complete line once known; the cap counts from there
+  const lines = new BackwardLines(h, { maxBytes: maxScanBytes, onChunk: keep ? (chunk) => chunks.push(chunk) : undefined });
   const done = (from: number, complete: boolean) => {
-    const scan = seen.result(h.size, tornBytes);
-    if (!keep || tornBytes > 0) return { scan, cache: null };
+    const scan = seen.result(h.size, lines.tornBytes);
+    // a torn tail is never cached (it may be gigabytes, and the next call repairs it)
+    if (!keep || lines.tornBytes > 0) return { scan, cache: null };
     const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks.reverse());
-    // `all` covers [pos, size): the chunks read, newest first in `chunks`
-    return { scan, cache: { from, end: h.size, bytes: Buffer.from(all.subarray(from - pos)), lines: seen.lines.slice().reverse(), complete } };
+    // `all` covers [lines.pos, size): the chunks read, newest first in `chunks`
+    return { scan, cache: { from, end: h.size, bytes: Buffer.from(all.subarray(from - lines.pos)), lines: seen.lines.slice().reverse(), complete } };
   };
-  while (pos > 0 && (first || dataEnd - pos < maxScanBytes)) {
-    const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxScanBytes - (dataEnd - pos))));
-    const chunk = await h.read(start, pos - start);
-    if (keep) chunks.push(chunk);
-    let buf = carry.length ? Buffer.concat([chunk, carry]) : chunk;
-    if (first) {
-      const nl = buf.lastIndexOf(0x0a);
-      if (nl < 0 && start > 0) {
-        // a torn line longer than a chunk: keep reading to find where it starts, holding none of it
-        // (a torn tail is never cached, and it may be gigabytes)
-        keep = false;
-        chunks.length = 0;
-        pos = start;
-        continue;
-      }
-      first = false;
-      tornBytes = h.size - (start + nl + 1);
-      dataEnd = start + nl + 1;
-      buf = buf.subarray(0, nl + 1);
+  for await (const batch of lines) {
+    for (const line of batch) {
+      seen.add(line.start, line.bytes === null ? null : parseEntry(line.bytes));
+      if (seen.enough) return done(Math.max(0, line.start - 1), false);
     }
-    // buf = [partial line of an earlier chunk…] + complete lines ending in "\n"
-    let end = buf.length;
-    let cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
-    while (end > 0) {
-      const lineStart = cut + 1;
-      if (cut < 0 && start > 0) break; // the line continues in the previous chunk
-      const line = buf.subarray(lineStart, end - 1);
-      if (line.length > 0) seen.add(start + lineStart, parseEntry(line));
-      if (seen.enough) {
-        pos = start;
-        return done(Math.max(0, start + lineStart - 1), false);
-      }
-      end = lineStart;
-      if (end === 0) break;
-      cut = end >= 2 ? buf.lastIndexOf(0x0a, end - 2) : -1;
-    }
-    carry = Buffer.from(buf.subarray(0, end));
-    pos = start;
   }
-  return done(pos, true);
+  return done(lines.pos, true);
+}
+
+/** A complete, non-empty line: its byte offset, its length and its bytes without the line break (null: longer than the reader holds). */
+export interface RawLine {
+  start: number;
+  length: number;
+  bytes: Buffer | null;
+}
+
+/**
+ * The complete lines of an open file from its end backwards, in chunks of 64 KiB: one batch per chunk,
+ * newest line first. The cost depends on how far the reader goes, never on the file's length. Bytes
+ * after the last line break (an interrupted append) are measured, however long, without being held, and
+ * are not a line.
+ */
+export class BackwardLines implements AsyncIterable<RawLine[]> {
+  /** bytes after the last line break; known once the first batch is read */
+  tornBytes = 0;
+  /** the lowest byte read so far */
+  pos: number;
+
+  constructor(
+    private readonly h: ReadHandle,
+    private readonly opts: {
+      /** read no further back than this many bytes below the end of the last complete line */
+      maxBytes?: number;
+      /** lines longer than this are yielded with `bytes: null`, never held */
+      maxLineBytes?: number;
+      /** every chunk read from the one with the last line break on, newest first */
+      onChunk?: (chunk: Buffer) => void;
+    } = {},
+  ) {
+    this.pos = h.size;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<RawLine[]> {
+    const { h } = this;
+    const maxBytes = this.opts.maxBytes ?? Infinity;
+    const maxLine = this.opts.maxLineBytes ?? Infinity;
+    let first = true;
+    let dataEnd = h.size; // end of the last complete line once known; maxBytes counts from there
+    // the end of a line that began in an older chunk, in file order, its line break last
+    let pending: Buffer[] = [];
+    let pendingLength = 0;
+    while (this.pos > 0 && (first || dataEnd - this.pos < maxBytes)) {
+      const pos = this.pos;
+      const start = Math.max(0, pos - (first ? CHUNK : Math.min(CHUNK, maxBytes - (dataEnd - pos))));
+      const chunk = await h.read(start, pos - start);
+      this.pos = start;
+      let end = chunk.length; // chunk[0, end) is not split into lines yet
+      if (first) {
+        const nl = chunk.lastIndexOf(0x0a);
+        if (nl < 0 && start > 0) continue; // a torn line longer than a chunk: find where it starts
+        first = false;
+        this.tornBytes = h.size - (start + nl + 1);
+        dataEnd = start + nl + 1;
+        end = nl + 1;
+      }
+      this.opts.onChunk?.(chunk);
+      const batch: RawLine[] = [];
+      while (end > 0) {
+        // the line ending at `end` (or running on into `pending`) starts after the line break before it
+        const from = pendingLength > 0 ? end - 1 : end - 2;
+        const cut = from >= 0 ? chunk.lastIndexOf(0x0a, from) : -1;
+        if (cut < 0 && start > 0) {
+          pendingLength += end;
+          if (pendingLength > maxLine) pending = [];
+          else pending.unshift(chunk.subarray(0, end));
+          break;
+        }
+        const lineStart = cut + 1;
+        const length = end - lineStart + pendingLength - 1;
+        if (length > 0) {
+          let bytes: Buffer | null = null;
+          if (length <= maxLine) bytes = pendingLength === 0 ? chunk.subarray(lineStart, end - 1) : Buffer.concat([chunk.subarray(lineStart, end), ...pending]).subarray(0, length);
+          batch.push({ start: start + lineStart, length, bytes });
+        }
+        pending = [];
+        pendingLength = 0;
+        end = lineStart;
+      }
+      if (batch.length > 0) yield batch;
+    }
+  }
+}
+
+/** Chunk size for reading a whole ledger front to back. */
+const FORWARD_CHUNK = 1024 * 1024;
+
+/**
+ * The complete lines of an open file from its start, in chunks of 1 MiB, oldest first, up to the size
+ * the file had when it was opened; then `tornBytes` is what followed the last line break.
+ */
+export class ForwardLines implements AsyncIterable<RawLine[]> {
+  tornBytes = 0;
+
+  constructor(
+    private readonly h: ReadHandle,
+    /** lines longer than this are yielded with `bytes: null`, never held */
+    private readonly maxLineBytes = Infinity,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<RawLine[]> {
+    const { h, maxLineBytes } = this;
+    let pending: Buffer[] = [];
+    let pendingLength = 0;
+    let lineStart = 0;
+    for (let pos = 0; pos < h.size; ) {
+      const chunk = await h.read(pos, Math.min(FORWARD_CHUNK, h.size - pos));
+      if (chunk.length === 0) break; // cut short since it was opened
+      const batch: RawLine[] = [];
+      let at = 0;
+      for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, at)) {
+        const length = pendingLength + nl - at;
+        if (length > 0) {
+          let bytes: Buffer | null = null;
+          if (length <= maxLineBytes) bytes = pendingLength === 0 ? chunk.subarray(at, nl) : Buffer.concat([...pending, chunk.subarray(at, nl)]);
+          batch.push({ start: lineStart, length, bytes });
+        }
+        pending = [];
+        pendingLength = 0;
+        at = nl + 1;
+        lineStart = pos + at;
+      }
+      pendingLength += chunk.length - at;
+      if (pendingLength > maxLineBytes) pending = [];
+      else if (at < chunk.length) pending.push(chunk.subarray(at));
+      pos += chunk.length;
+      if (batch.length > 0) yield batch;
+    }
+    this.tornBytes = pendingLength;
+  }
 }
 
 export function serializeEntry(e: LedgerEntry): Buffer {
@@ -355,24 +460,33 @@ export function serializeEntry(e: LedgerEntry): Buffer {
   return Buffer.from(JSON.stringify(e) + "\n", "utf8");
 }
 
+/**
+ * Every line of an open ledger, oldest first, to `visit`: its byte offset and its entry, or null for a line
+ * that is unreadable, out of sequence or longer than `maxLineBytes`. Resolves to the torn tail's length.
+ * Reads in chunks, so a long ledger is never held whole.
+ */
+export async function forEachLine(h: ReadHandle, visit: (start: number, entry: LedgerEntry | null) => void, maxLineBytes = Infinity): Promise<{ tornBytes: number }> {
+  const check = new SequenceCheck();
+  const lines = new ForwardLines(h, maxLineBytes);
+  for await (const batch of lines) {
+    for (const { start, bytes } of batch) {
+      const e = bytes === null ? null : parseEntry(bytes);
+      visit(start, e !== null && check.accept(e) ? e : null);
+    }
+  }
+  return { tornBytes: lines.tornBytes };
+}
+
 /** Read the whole ledger (tools and tests; the runtime itself only reads the tail). */
 export async function readAll(fs: MemoryFs, file: string): Promise<{ entries: LedgerEntry[]; badLines: number[]; tornBytes: number }> {
-  const buf = (await fs.readFile(file)) ?? Buffer.alloc(0);
-  const lines: SeenLine[] = [];
-  let start = 0;
-  let tornBytes = 0;
-  while (start < buf.length) {
-    const nl = buf.indexOf(0x0a, start);
-    if (nl < 0) {
-      tornBytes = buf.length - start;
-      break;
-    }
-    if (nl > start) lines.push({ start, entry: parseEntry(buf.subarray(start, nl)) });
-    start = nl + 1;
-  }
-  const inOrder = inSequence(lines.map((l) => l.entry));
   const entries: LedgerEntry[] = [];
   const badLines: number[] = [];
-  inOrder.forEach((e, i) => (e === null ? badLines.push(lines[i].start) : entries.push(e)));
-  return { entries, badLines, tornBytes };
+  const h = await fs.openRead(file);
+  if (h === null) return { entries, badLines, tornBytes: 0 };
+  try {
+    const { tornBytes } = await forEachLine(h, (start, e) => (e === null ? badLines.push(start) : entries.push(e)));
+    return { entries, badLines, tornBytes };
+  } finally {
+    await h.close();
+  }
 }

@@ -3,11 +3,77 @@ import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
-import { readAll, scanTail, type TailCache } from "../../runtime/memory/ledger.ts";
+import { BackwardLines, ForwardLines, readAll, scanTail, type RawLine, type TailCache } from "../../runtime/memory/ledger.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { patchLine } from "./helpers.ts";
 
 const dir = useTempDir("vvm-ledger-");
+
+describe("line readers", () => {
+  /** The complete, non-empty lines of `text` split the plain way: offset and content. */
+  function expected(text: Buffer): { lines: { start: number; text: string }[]; torn: number } {
+    const lines: { start: number; text: string }[] = [];
+    let start = 0;
+    for (let nl = text.indexOf(0x0a); nl >= 0; nl = text.indexOf(0x0a, start)) {
+      if (nl > start) lines.push({ start, text: text.subarray(start, nl).toString("latin1") });
+      start = nl + 1;
+    }
+    return { lines, torn: text.length - start };
+  }
+  const shape = (lines: RawLine[]) => lines.map((l) => ({ start: l.start, text: l.bytes === null ? `(${l.length} bytes)` : l.bytes.toString("latin1") }));
+  const clip = (lines: { start: number; text: string }[], max: number) => lines.map((l) => (l.text.length > max ? { start: l.start, text: `(${l.text.length} bytes)` } : l));
+
+  it("backwards and forwards, they find the same lines as a plain split, across chunk boundaries, long lines and torn tails", async () => {
+    const file = path.join(dir, "lines.txt");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 200_000 })), { maxLength: 30 }),
+        fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 150_000 })),
+        fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 100_000 })),
+        async (lengths, torn, max) => {
+          const text = Buffer.from(lengths.map((n, i) => String.fromCharCode(97 + (i % 26)).repeat(n) + "\n").join("") + "{".repeat(torn), "latin1");
+          await writeFile(file, text);
+          const want = expected(text);
+          const h = (await nodeFs.openRead(file))!;
+          try {
+            const back = new BackwardLines(h, { maxLineBytes: max });
+            const got: RawLine[] = [];
+            for await (const batch of back) got.push(...batch);
+            expect(back.tornBytes).toBe(want.torn);
+            expect(shape(got.reverse())).toEqual(clip(want.lines, max));
+            const fwd = new ForwardLines(h, max);
+            const ahead: RawLine[] = [];
+            for await (const batch of fwd) ahead.push(...batch);
+            expect(fwd.tornBytes).toBe(want.torn);
+            expect(shape(ahead)).toEqual(clip(want.lines, max));
+          } finally {
+            await h.close();
+          }
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
+  it("backwards, reads only as far as its reader goes", async () => {
+    const file = path.join(dir, "far.jsonl");
+    await writeFile(file, Array.from({ length: 20_000 }, (_, i) => patchLine(i + 1, [`fact ${i + 1}`])).join(""));
+    let read = 0;
+    const h = (await nodeFs.openRead(file))!;
+    try {
+      const counting = { ...h, size: h.size, read: (s: number, l: number) => ((read += l), h.read(s, l)) };
+      let n = 0;
+      for await (const batch of new BackwardLines(counting)) {
+        n += batch.length;
+        if (n >= 20) break;
+      }
+      expect(h.size).toBeGreaterThan(2_000_000);
+      expect(read).toBe(64 * 1024);
+    } finally {
+      await h.close();
+    }
+  });
+});
 
 
 describe("scanTail", () => {
