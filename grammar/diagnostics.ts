@@ -58,14 +58,18 @@ export interface Diagnostic {
   /** path of the file the diagnostic is about */
   path: string;
   span: Span;
+  /** a way out, when the fix is obvious (printed under the caret as `hint: …`) */
+  hint?: string;
 }
 
 export function severityOf(code: Code): Severity {
   return code.startsWith("W") ? "warning" : "error";
 }
 
-export function diagnostic(code: Code, message: string, path: string, span: Span): Diagnostic {
-  return { code, severity: severityOf(code), message, path, span };
+export function diagnostic(code: Code, message: string, path: string, span: Span, hint?: string): Diagnostic {
+  const d: Diagnostic = { code, severity: severityOf(code), message, path, span };
+  if (hint !== undefined) d.hint = hint;
+  return d;
 }
 
 export function hasErrors(diags: readonly Diagnostic[]): boolean {

@@ -1,4 +1,4 @@
-// Readable E001 messages: "expected ':' after the if condition, found NEWLINE".
+// Readable E001 messages ("expected ':' after the if condition, found NEWLINE") and the E010 wording.
 import type { IParserErrorMessageProvider, IToken, TokenType } from "chevrotain";
 import { EOF } from "./chevrotain.ts";
 import {
@@ -143,3 +143,25 @@ export const errorMessageProvider: IParserErrorMessageProvider = {
     return `expected ${firstTokens([expectedIterationPaths])}, found ${found}`;
   },
 };
+
+/** Position of an E010 that reads "cannot be assigned" rather than "cannot be used as …". */
+export const ASSIGNED = "assigned";
+
+/** E010: `'input' is a reserved word and cannot be used as a parameter name`. */
+export function reservedWordMessage(word: string, position: string): string {
+  const what = position === ASSIGNED ? "be assigned" : `be used as ${position}`;
+  return `'${word}' is a reserved word and cannot ${what}`;
+}
+
+/** Where an E010's word stands: a name of a value, the agent after `@`, or a key (`f(k=…)`, `agent a(k=…)`). */
+export type ReservedSlot = "name" | "agent" | "key";
+
+/**
+ * The way out of an E010, where it is obvious. `@agent` (a placeholder in many snippets): declare an agent and
+ * call it by its name. `input` as a name: any other name does, and `it` already is the implicit input.
+ */
+export function reservedWordHint(word: string, slot: ReservedSlot): string | undefined {
+  if (slot === "agent") return 'declare an agent and call it by its name: agent worker(model="sonnet", prompt="…"), then @worker';
+  if (slot === "name" && word === "input") return "use another name, such as data or item; `it` is the implicit input";
+  return undefined;
+}

@@ -1,6 +1,6 @@
 // The Chevrotain parser (embedded actions: the rules build the typed AST directly; see spec/grammar.md).
 // One instance is built at module load and reused: `parser.input = tokens`, then invoke a rule.
-import type { IOrAlt, IToken } from "chevrotain";
+import type { IOrAlt, IToken, TokenType } from "chevrotain";
 import { EmbeddedActionsParser } from "./chevrotain.ts";
 import type {
   AgentCall,
@@ -23,7 +23,7 @@ import type {
   Template,
 } from "./ast.ts";
 import { diagnostic, type Diagnostic } from "./diagnostics.ts";
-import { errorMessageProvider } from "./messages.ts";
+import { ASSIGNED, errorMessageProvider, reservedWordHint, reservedWordMessage, type ReservedSlot } from "./messages.ts";
 import { decodeString, parseTemplate } from "./literals.ts";
 import {
   allTokens,
@@ -49,6 +49,7 @@ import {
   Question,
   RBrace,
   RBracket,
+  ReservedName,
   RParen,
   StringTok,
   Template as TemplateTok,
@@ -123,6 +124,10 @@ export function depthExceeds(root: object, limit: number): boolean {
   return false;
 }
 
+/** What the keys of a keyword list are, for E010 (`agent a(input="x")`, `f(in=1)`). */
+const CONFIG_KEY = "an agent configuration key";
+const KEYWORD_NAME = "a keyword argument name";
+
 const NOT_PRECEDENCE = 3;
 const COMPARE_PRECEDENCE = 4;
 
@@ -132,6 +137,20 @@ function precedence(op: IToken): number {
   if (t === KW.and) return 2;
   return t.CATEGORIES!.includes(CompareOp) ? COMPARE_PRECEDENCE : 5;
 }
+
+/** Reserved words that only continue a statement (`else:`, `case _:`, `except as e:`, `option "a":`, `require ?…`). */
+const CLAUSE_WORDS: ReadonlySet<TokenType> = new Set([KW.elif, KW.else, KW.except, KW.finally, KW.case, KW.option, KW.require]);
+/** Reserved words that start no statement and no clause. */
+const INNER_WORDS: ReadonlySet<TokenType> = new Set([KW.as, KW.by, KW.in, KW.input, KW.error]);
+/** Tokens that may follow a name at the start of a statement: `x = …`, `x.y`, `x(…)`, `x[…]`, `x`, `x + …`. */
+const NAME_FOLLOWERS: ReadonlySet<TokenType> = new Set([
+  Equals,
+  Dot,
+  LParen,
+  LBracket,
+  Newline,
+  ...allTokens.filter((t) => t.CATEGORIES?.includes(BinaryOpTok)),
+]);
 
 function lastSpan(body: Stmt[], fallback: Span): Span {
   return body.length > 0 ? body[body.length - 1]!.span : fallback;
@@ -152,6 +171,45 @@ export class VvmParser extends EmbeddedActionsParser {
     this.diags.push(diagnostic(code, message, this.path, span));
   }
 
+  /** Reserved words read as operands, each with its E010 (re-worded by the rule that knows the position). */
+  private reservedOperands = new WeakMap<Expr, Diagnostic>();
+
+  /** E010 for a reserved word standing where a name belongs (`position` for the message, `slot` for the hint). */
+  private reserved(tok: IToken, position: string, slot: ReservedSlot = "name"): Diagnostic {
+    const word = tok.image;
+    const d = diagnostic("E010", reservedWordMessage(word, position), this.path, tokenSpan(tok), reservedWordHint(word, slot));
+    this.diags.push(d);
+    return d;
+  }
+
+  /** Whether `e` is a reserved word read as an operand; if so, its E010 names `position` instead of "a name". */
+  private reservedOperand(e: Expr, position: string): boolean {
+    const d = this.reservedOperands.get(e);
+    if (d === undefined || e.kind !== "Name") return false;
+    d.message = reservedWordMessage(e.name, position);
+    return true;
+  }
+
+  /** Whether a member, index or call chain starts at a reserved word (its E010 is the one report). */
+  private startsReserved(e: Expr): boolean {
+    for (;;) {
+      if (e.kind === "Member" || e.kind === "Index") e = e.object;
+      else if (e.kind === "Call") e = e.callee;
+      else return this.reservedOperands.has(e);
+    }
+  }
+
+  /**
+   * At the start of a statement, whether one begins here. A reserved word that starts no statement is read as a
+   * misused name (E010) only when a name's continuation follows (`input = 1`, `input.x`, `error(…)`; a clause word
+   * only before `=`), so `else:`, `case _:` or `as x` stop the statement list and get the usual E001.
+   */
+  private statementAhead(): boolean {
+    const t = this.LA(1).tokenType;
+    if (CLAUSE_WORDS.has(t)) return this.LA(2).tokenType === Equals;
+    return !INNER_WORDS.has(t) || NAME_FOLLOWERS.has(this.LA(2).tokenType);
+  }
+
   private template(tok: IToken): Template {
     return parseTemplate(tok.image, { line: tok.startLine!, col: tok.startColumn! }, this.path, this.diags);
   }
@@ -163,18 +221,18 @@ export class VvmParser extends EmbeddedActionsParser {
 
   // ---------- names ----------
 
-  /** A name being bound; a reserved word here is E010 rather than a syntax error. */
-  bindName = this.RULE("bindName", (what: string): { name: string; span: Span } => {
+  /**
+   * A name in a position that takes only a name (a bound name, a parameter, an agent after `@`, a keyword
+   * argument's name); a reserved word here is E010 naming the position rather than a syntax error.
+   */
+  bindName = this.RULE("bindName", (what: string, slot: ReservedSlot = "name"): { name: string; span: Span } => {
     const tok = this.OR([
       { ALT: () => this.CONSUME(Identifier) },
       { ALT: () => this.CONSUME(Keyword) },
     ]);
     return this.ACTION(() => {
-      const span = tokenSpan(tok);
-      if (tok.tokenType !== Identifier) {
-        this.report("E010", `'${tok.image}' is a reserved word and cannot be used as ${what}`, span);
-      }
-      return { name: tok.image, span };
+      if (tok.tokenType !== Identifier) this.reserved(tok, what, slot);
+      return { name: tok.image, span: tokenSpan(tok) };
     });
   });
 
@@ -198,7 +256,7 @@ export class VvmParser extends EmbeddedActionsParser {
   lambdaDepth = 0;
 
   program = this.RULE("program", (): void => {
-    this.MANY(() => {
+    this.MANY({ GATE: () => this.statementAhead(), DEF: () => {
       const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
       const start = this.RECORDING_PHASE ? RECORDING : this.LA(1).startOffset;
       const s = this.SUBRULE(this.stmt);
@@ -214,7 +272,7 @@ export class VvmParser extends EmbeddedActionsParser {
         }
         this.pushStmt(this.collected, mark, s);
       });
-    });
+    } });
   });
 
   // Alternatives of the hottest ORs, built once rather than as a fresh array of closures per call.
@@ -239,7 +297,8 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.raiseStmt) },
       { ALT: () => this.SUBRULE(this.returnStmt) },
       { ALT: () => this.SUBRULE(this.simpleKeywordStmt) },
-      { ALT: () => this.SUBRULE(this.exprStmt) },
+      // Last, so `if`, `agent`, … start their own statements; it takes the other reserved words (`input = 1`, E010).
+      { ALT: () => this.SUBRULE(this.exprStmt), IGNORE_AMBIGUITIES: true },
     ])),
   );
 
@@ -248,11 +307,11 @@ export class VvmParser extends EmbeddedActionsParser {
     const body: Stmt[] = [];
     const nl = this.CONSUME(Newline);
     this.CONSUME(Indent);
-    this.AT_LEAST_ONE(() => {
+    this.AT_LEAST_ONE({ GATE: () => this.statementAhead(), DEF: () => {
       const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
       const s = this.SUBRULE(this.stmt);
       if (!this.RECORDING_PHASE) this.pushStmt(body, mark, s);
-    });
+    } });
     this.CONSUME(Dedent);
     return this.RECORDING_PHASE ? RECORDING : ({ body, span: lastSpan(body, tokenSpan(nl)) });
   });
@@ -261,7 +320,7 @@ export class VvmParser extends EmbeddedActionsParser {
     const kw = this.CONSUME(KW.agent);
     const name = this.SUBRULE(this.bindName, { ARGS: ["an agent name"] });
     this.CONSUME(LParen);
-    const kwargs = this.SUBRULE(this.kwargList);
+    const kwargs = this.SUBRULE(this.kwargList, { ARGS: [CONFIG_KEY] });
     const close = this.CONSUME(RParen);
     this.CONSUME(Newline);
     return this.RECORDING_PHASE ? RECORDING : ({
@@ -350,16 +409,17 @@ export class VvmParser extends EmbeddedActionsParser {
         IGNORE_AMBIGUITIES: true,
         ALT: (): ExportTarget => {
           this.CONSUME(At);
-          const name = this.CONSUME(Identifier);
-          return this.RECORDING_PHASE ? RECORDING : ({ kind: "agent" as const, name: name.image, nameSpan: tokenSpan(name) });
+          const name = this.SUBRULE(this.bindName, { ARGS: ["an agent name", "agent"] });
+          return this.RECORDING_PHASE ? RECORDING : ({ kind: "agent" as const, name: name.name, nameSpan: name.span });
         },
       },
       {
         ALT: (): ExportTarget => {
           const expr = this.SUBRULE(this.expr);
-          return this.RECORDING_PHASE ? RECORDING : expr.kind === "Name"
-              ? { kind: "name" as const, name: expr.name, nameSpan: expr.span }
-              : { kind: "expr" as const, expr };
+          if (this.RECORDING_PHASE) return RECORDING;
+          if (expr.kind !== "Name") return { kind: "expr" as const, expr };
+          this.reservedOperand(expr, "an exported name");
+          return { kind: "name" as const, name: expr.name, nameSpan: expr.span };
         },
       },
     ]);
@@ -463,6 +523,8 @@ export class VvmParser extends EmbeddedActionsParser {
         },
       },
       {
+        // after the `error(…)` form, which `error` starts as well (as an expression it is E010)
+        IGNORE_AMBIGUITIES: true,
         ALT: () => {
           const expr = this.SUBRULE(this.expr);
           return this.RECORDING_PHASE ? RECORDING : this.exprPattern(expr);
@@ -475,6 +537,7 @@ export class VvmParser extends EmbeddedActionsParser {
     if (a.kwargs.length === 0 && a.args.length === 1) {
       const only = a.args[0]!;
       if (only.kind === "Name") {
+        this.reservedOperand(only, "the name bound by case error(…)");
         return only.name === "_" ? { kind: "ErrorAny", span } : { kind: "ErrorBind", name: only.name, nameSpan: only.span, span };
       }
     }
@@ -488,6 +551,7 @@ export class VvmParser extends EmbeddedActionsParser {
 
   private exprPattern(e: Expr): Pattern {
     if (e.kind === "Name" && e.name === "_") return { kind: "Wildcard", span: e.span };
+    if (this.reservedOperands.has(e)) return { kind: "Wildcard", span: e.span }; // its E010 is the one report
     if (e.kind === "Predicate") {
       if (e.input === null) return { kind: "Semantic", criterion: e.criterion, span: e.span };
       this.report(
@@ -542,10 +606,10 @@ export class VvmParser extends EmbeddedActionsParser {
   constrainStmt = this.RULE("constrainStmt", (): Stmt => {
     const requires: Requirement[] = [];
     const kw = this.CONSUME(KW.constrain);
-    const target = this.CONSUME(Identifier);
+    const target = this.SUBRULE(this.bindName, { ARGS: ["a constrain target"] });
     const kwargs = this.OPTION(() => {
       this.CONSUME(LParen);
-      const list = this.SUBRULE(this.kwargList);
+      const list = this.SUBRULE(this.kwargList, { ARGS: [KEYWORD_NAME] });
       this.CONSUME(RParen);
       return list;
     });
@@ -562,8 +626,8 @@ export class VvmParser extends EmbeddedActionsParser {
     this.CONSUME(Dedent);
     return this.RECORDING_PHASE ? RECORDING : ({
       kind: "Constrain",
-      target: target.image,
-      targetSpan: tokenSpan(target),
+      target: target.name,
+      targetSpan: target.span,
       kwargs: kwargs ?? [],
       requires,
       span: join(tokenSpan(kw), requires[requires.length - 1]!.span),
@@ -659,11 +723,14 @@ export class VvmParser extends EmbeddedActionsParser {
     return this.ACTION((): Stmt => {
       if (value === undefined) return { kind: "ExprStmt", expr: first, span: first.span };
       const span = join(first.span, value.span);
-      if (first.kind === "Name") return { kind: "Assign", target: first.name, targetSpan: first.span, value, span };
+      if (first.kind === "Name") {
+        this.reservedOperand(first, ASSIGNED);
+        return { kind: "Assign", target: first.name, targetSpan: first.span, value, span };
+      }
       if (first.kind === "It") return { kind: "Assign", target: "it", targetSpan: first.span, value, span };
       if (first.kind === "Bool") {
-        this.report("E010", `'${first.value}' is a reserved word and cannot be assigned`, first.span);
-      } else {
+        this.report("E010", reservedWordMessage(String(first.value), ASSIGNED), first.span);
+      } else if (!this.startsReserved(first)) {
         this.report("E001", "only a plain name can be assigned (not a member, index or call)", first.span);
       }
       return { kind: "ExprStmt", expr: value, span };
@@ -672,16 +739,16 @@ export class VvmParser extends EmbeddedActionsParser {
 
   // ---------- argument lists ----------
 
-  /** `k=v, ...` with an optional trailing comma; stops before `)` or `}`. */
-  kwargList = this.RULE("kwargList", (): KwArg[] => {
+  /** `k=v, ...` with an optional trailing comma; stops before `)` or `}`. `what`: the keys, for E010. */
+  kwargList = this.RULE("kwargList", (what: string): KwArg[] => {
     const list: KwArg[] = [];
     this.OPTION(() => {
-      list.push(this.SUBRULE(this.kwarg));
+      list.push(this.SUBRULE(this.kwarg, { ARGS: [what] }));
       this.MANY({
         GATE: () => !CLOSERS.has(this.LA(2).tokenType),
         DEF: () => {
           this.CONSUME(Comma);
-          list.push(this.SUBRULE2(this.kwarg));
+          list.push(this.SUBRULE2(this.kwarg, { ARGS: [what] }));
         },
       });
       this.OPTION2(() => this.CONSUME2(Comma));
@@ -689,11 +756,11 @@ export class VvmParser extends EmbeddedActionsParser {
     return list;
   });
 
-  kwarg = this.RULE("kwarg", (): KwArg => {
-    const name = this.CONSUME(Identifier);
+  kwarg = this.RULE("kwarg", (what: string): KwArg => {
+    const name = this.SUBRULE(this.bindName, { ARGS: [what, "key"] });
     this.CONSUME(Equals);
     const value = this.SUBRULE(this.expr);
-    return this.RECORDING_PHASE ? RECORDING : ({ name: name.image, nameSpan: tokenSpan(name), value });
+    return this.RECORDING_PHASE ? RECORDING : ({ name: name.name, nameSpan: name.span, value });
   });
 
   /** Positional then keyword arguments, optional trailing comma; stops before `)`. */
@@ -714,9 +781,12 @@ export class VvmParser extends EmbeddedActionsParser {
       const out: Args = { args: [], kwargs: [] };
       for (const item of items) {
         if (item.kind === "kw") {
+          this.reservedOperand(item.kw.value, "an argument");
           out.kwargs.push(item.kw);
         } else {
-          if (out.kwargs.length > 0) {
+          if (this.reservedOperand(item.expr, "an argument")) {
+            // its E010 is the one report for this argument
+          } else if (out.kwargs.length > 0) {
             this.report("E001", "positional argument after a keyword argument", item.expr.span);
           }
           out.args.push(item.expr);
@@ -733,7 +803,7 @@ export class VvmParser extends EmbeddedActionsParser {
       DEF: [
       {
         ALT: () => {
-          const kw = this.SUBRULE(this.kwarg);
+          const kw = this.SUBRULE(this.kwarg, { ARGS: [KEYWORD_NAME] });
           return { kind: "kw" as const, kw };
         },
       },
@@ -909,7 +979,7 @@ export class VvmParser extends EmbeddedActionsParser {
       },
       {
         // `lambda` is not reserved: it only starts a lambda when a parameter name follows.
-        GATE: () => this.LA(1).image === "lambda" && this.LA(2).tokenType === Identifier && this.lambdaGate(),
+        GATE: () => this.LA(1).image === "lambda" && this.lambdaParamAhead() && this.lambdaGate(),
         IGNORE_AMBIGUITIES: true,
         ALT: () => this.SUBRULE(this.lambdaExpr),
       },
@@ -929,6 +999,18 @@ export class VvmParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.objectExpr) },
       { ALT: () => this.SUBRULE(this.agentCall) },
       { ALT: () => this.SUBRULE(this.predicate) },
+      {
+        // `f(input)`, `y = agent`: a reserved word where an operand belongs is E010, read as a name so the
+        // statement parses on and nothing else is reported for it (the rule holding it may re-word the position)
+        ALT: () => {
+          const t = this.CONSUME(ReservedName);
+          return this.ACTION(() => {
+            const e: Expr = { kind: "Name", name: t.image, span: tokenSpan(t) };
+            this.reservedOperands.set(e, this.reserved(t, "a name"));
+            return e;
+          });
+        },
+      },
     ];
   }
 
@@ -937,6 +1019,14 @@ export class VvmParser extends EmbeddedActionsParser {
    * `def <lambda:L:C>(a, b): return expr` placed before the enclosing statement; the expression is a
    * reference to it. Closures over the enclosing function work exactly as for a nested `def`.
    */
+  /** `lambda x`, or `lambda input:` / `lambda input,` (a reserved parameter, E010); `lambda and b` is a name. */
+  private lambdaParamAhead(): boolean {
+    const next = this.LA(2).tokenType;
+    if (next === Identifier) return true;
+    const after = this.LA(3).tokenType;
+    return next.CATEGORIES?.includes(Keyword) === true && (after === Colon || after === Comma);
+  }
+
   private lambdaGate(): boolean {
     if (this.lambdaDepth < MAX_LAMBDA_NESTING) return true;
     if (!this.lambdaLimitReported) {
@@ -952,12 +1042,12 @@ export class VvmParser extends EmbeddedActionsParser {
     const kw = this.CONSUME(Identifier);
     if (!this.RECORDING_PHASE) this.lambdaDepth++;
     const params: Param[] = [];
-    const first = this.CONSUME2(Identifier);
-    if (!this.RECORDING_PHASE) params.push({ name: first.image, span: tokenSpan(first) });
+    const first = this.SUBRULE(this.bindName, { ARGS: ["a parameter name"] });
+    if (!this.RECORDING_PHASE) params.push({ name: first.name, span: first.span });
     this.MANY(() => {
       this.CONSUME(Comma);
-      const p = this.CONSUME3(Identifier);
-      if (!this.RECORDING_PHASE) params.push({ name: p.image, span: tokenSpan(p) });
+      const p = this.SUBRULE2(this.bindName, { ARGS: ["a parameter name"] });
+      if (!this.RECORDING_PHASE) params.push({ name: p.name, span: p.span });
     });
     this.CONSUME(Colon);
     const mark = this.RECORDING_PHASE ? RECORDING : this.pendingLambdas.length;
@@ -1048,28 +1138,28 @@ export class VvmParser extends EmbeddedActionsParser {
     const agent = this.OR([
       {
         ALT: (): AgentRef => {
-          const name = this.CONSUME(Identifier);
+          const name = this.SUBRULE(this.bindName, { ARGS: ["an agent name", "agent"] });
           const withArgs = this.OPTION(() => {
             this.CONSUME(Dot);
             this.CONSUME(KW.with);
             this.CONSUME(LParen);
-            const list = this.SUBRULE(this.kwargList);
+            const list = this.SUBRULE(this.kwargList, { ARGS: [CONFIG_KEY] });
             const close = this.CONSUME(RParen);
             return { list, close };
           });
           return this.RECORDING_PHASE ? RECORDING : ({
             kind: "NamedAgent" as const,
-            name: name.image,
-            nameSpan: tokenSpan(name),
+            name: name.name,
+            nameSpan: name.span,
             with: withArgs ? withArgs.list : null,
-            span: join(tokenSpan(at), withArgs ? tokenSpan(withArgs.close) : tokenSpan(name)),
+            span: join(tokenSpan(at), withArgs ? tokenSpan(withArgs.close) : name.span),
           });
         },
       },
       {
         ALT: (): AgentRef => {
           this.CONSUME(LBrace);
-          const list = this.SUBRULE2(this.kwargList);
+          const list = this.SUBRULE2(this.kwargList, { ARGS: [CONFIG_KEY] });
           const close = this.CONSUME(RBrace);
           return this.RECORDING_PHASE ? RECORDING : ({
             kind: "InlineAgent" as const,

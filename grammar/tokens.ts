@@ -7,6 +7,11 @@ import { createToken, Lexer } from "./chevrotain.ts";
 
 /** Any reserved word (lets the parser accept one where a name is expected and report E010 instead of E001). */
 export const Keyword = createToken({ name: "Keyword", pattern: Lexer.NA });
+/**
+ * A reserved word that is neither an operand nor an operator (every one but `it`, `true`, `false`, `not`, `and`,
+ * `or`): read as a misused name where an expression's operand belongs, so `f(input)` is E010, not E001.
+ */
+export const ReservedName = createToken({ name: "ReservedName", pattern: Lexer.NA, label: "a name" });
 /** An identifier or a reserved word: member names (`x.error`, `a.with`) and object keys. */
 export const NameLike = createToken({ name: "NameLike", pattern: Lexer.NA, label: "a name" });
 /** Every infix operator: `or`, `and`, comparisons, `+`, `-` (the parser climbs precedence itself). */
@@ -28,14 +33,14 @@ const KEYWORD_LIST = [
 export type KeywordText = (typeof KEYWORD_LIST)[number];
 export const RESERVED_WORDS: ReadonlySet<string> = new Set(KEYWORD_LIST);
 
+/** Reserved words that are operands or operators in their own right, so never a misused name in an expression. */
+const OPERAND_WORDS: ReadonlySet<KeywordText> = new Set(["it", "true", "false", "not", "and", "or"]);
+
 function keyword(word: KeywordText): TokenType {
-  return createToken({
-    name: `Kw_${word}`,
-    pattern: new RegExp(word),
-    longer_alt: Identifier,
-    label: `'${word}'`,
-    categories: word === "and" || word === "or" ? [Keyword, NameLike, BinaryOp] : [Keyword, NameLike],
-  });
+  const categories = [Keyword, NameLike];
+  if (word === "and" || word === "or") categories.push(BinaryOp);
+  if (!OPERAND_WORDS.has(word)) categories.push(ReservedName);
+  return createToken({ name: `Kw_${word}`, pattern: new RegExp(word), longer_alt: Identifier, label: `'${word}'`, categories });
 }
 
 export const KW = Object.fromEntries(KEYWORD_LIST.map((w) => [w, keyword(w)])) as Record<KeywordText, TokenType>;
@@ -159,6 +164,7 @@ const lexedTokens: TokenType[] = [
 /** Every token type the parser knows, categories included. */
 export const allTokens: TokenType[] = [
   Keyword,
+  ReservedName,
   NameLike,
   BinaryOp,
   CompareOp,

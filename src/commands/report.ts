@@ -28,11 +28,16 @@ export function printDiagnostics(result: CheckResult, io: CliIO): void {
 }
 
 /**
- * `path:line:col: E004 unterminated template literal`, then the source line and a caret under the column.
- * `source` is the text of `d.path` (or null when it cannot be shown).
+ * `path:line:col: E004 unterminated template literal`, then the source line, a caret under the column and the
+ * diagnostic's hint, if it has one. `source` is the text of `d.path` (or null when it cannot be shown).
  */
 function formatDiagnostic(d: Diagnostic, source: string | null, color: boolean, displayPath = d.path): string {
   const c = pc.createColors(color);
+  const hint = d.hint === undefined ? "" : `\n  ${c.cyan("hint:")} ${d.hint}`;
+  return formatLocated(d, source, c, displayPath) + hint;
+}
+
+function formatLocated(d: Diagnostic, source: string | null, c: ReturnType<typeof pc.createColors>, displayPath: string): string {
   const tint = d.severity === "error" ? c.red : c.yellow;
   const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${d.message}`;
   if (source === null) return head;

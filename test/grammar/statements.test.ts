@@ -259,6 +259,79 @@ describe("reserved words where a name is bound (E010)", () => {
   }
 });
 
+describe("reserved words anywhere a name belongs (E010 only, issue 19)", () => {
+  const AGENT_HINT = 'declare an agent and call it by its name: agent worker(model="sonnet", prompt="…"), then @worker';
+  const INPUT_HINT = "use another name, such as data or item; `it` is the implicit input";
+  const cases: [string, string, string?][] = [
+    // the issue's table
+    ["r = @agent `hi`(())\n", "E010 1:6 'agent' is a reserved word and cannot be used as an agent name", AGENT_HINT],
+    ["y = f(input)\n", "E010 1:7 'input' is a reserved word and cannot be used as an argument", INPUT_HINT],
+    ["y = f(x=input)\n", "E010 1:9 'input' is a reserved word and cannot be used as an argument", INPUT_HINT],
+    ["input = 1\n", "E010 1:1 'input' is a reserved word and cannot be assigned", INPUT_HINT],
+    ["export input\n", "E010 1:8 'input' is a reserved word and cannot be used as an exported name", INPUT_HINT],
+    ["def f(agent):\n  pass\n", "E010 1:7 'agent' is a reserved word and cannot be used as a parameter name"],
+    ["for input in xs:\n  pass\n", "E010 1:5 'input' is a reserved word and cannot be used as a loop variable", INPUT_HINT],
+    // the agent after '@'
+    ['y = @agent.with(model="x") `hi`(())\n', "E010 1:6 'agent' is a reserved word and cannot be used as an agent name", AGENT_HINT],
+    ["export @agent\n", "E010 1:9 'agent' is a reserved word and cannot be used as an agent name", AGENT_HINT],
+    ["@input `hi`(())\n", "E010 1:2 'input' is a reserved word and cannot be used as an agent name", AGENT_HINT],
+    // operands and arguments
+    ["y = input + 1\n", "E010 1:5 'input' is a reserved word and cannot be used as a name", INPUT_HINT],
+    ["y = [1, agent]\n", "E010 1:9 'agent' is a reserved word and cannot be used as a name"],
+    ["y = f(a, input, b)\n", "E010 1:10 'input' is a reserved word and cannot be used as an argument", INPUT_HINT],
+    ["y = f(a=1, input)\n", "E010 1:12 'input' is a reserved word and cannot be used as an argument", INPUT_HINT],
+    ["y = @w `t`(input)\n", "E010 1:12 'input' is a reserved word and cannot be used as an argument", INPUT_HINT],
+    ["y = f(in=1)\n", "E010 1:7 'in' is a reserved word and cannot be used as a keyword argument name"],
+    ['agent a(input="x")\n', "E010 1:9 'input' is a reserved word and cannot be used as an agent configuration key"],
+    ["y = error\n", "E010 1:5 'error' is a reserved word and cannot be used as a name"],
+    ["y = case\n", "E010 1:5 'case' is a reserved word and cannot be used as a name"],
+    ["def f():\n  return input\n", "E010 2:10 'input' is a reserved word and cannot be used as a name", INPUT_HINT],
+    ["while input:\n  pass\n", "E010 1:7 'input' is a reserved word and cannot be used as a name", INPUT_HINT],
+    ["input.x = 1\n", "E010 1:1 'input' is a reserved word and cannot be used as a name", INPUT_HINT],
+    ["match v:\n  case error(input):\n    pass\n", "E010 2:14 'input' is a reserved word and cannot be used as the name bound by case error(…)", INPUT_HINT],
+    ["match v:\n  case input:\n    pass\n", "E010 2:8 'input' is a reserved word and cannot be used as a name", INPUT_HINT],
+    // names bound elsewhere
+    ["x = lambda input: 1\n", "E010 1:12 'input' is a reserved word and cannot be used as a parameter name", INPUT_HINT],
+    ["x = lambda a, agent: a\n", "E010 1:15 'agent' is a reserved word and cannot be used as a parameter name"],
+    ["constrain input:\n  require ?`x`\n", "E010 1:11 'input' is a reserved word and cannot be used as a constrain target", INPUT_HINT],
+    ['from "./l.vvm" import f as input\n', "E010 1:28 'input' is a reserved word and cannot be used as an import alias", INPUT_HINT],
+    // a statement-start word that only continues statements, before '='
+    ["case = 1\n", "E010 1:1 'case' is a reserved word and cannot be assigned"],
+    ["if a:\n  x = 1\n  else = 1\n", "E010 3:3 'else' is a reserved word and cannot be assigned"],
+  ];
+  for (const [src, want, hint] of cases) {
+    it(want, () => {
+      const diags = parse(src, "t.vvm").diagnostics;
+      expect(diags.map(brief)).toEqual([want]);
+      expect(diags[0]!.hint).toBe(hint);
+    });
+  }
+
+  it("keeps the words that are expressions, member names and keys working", () => {
+    ok('x = [it, true, false]\ny = x.error.input\nz = {input: 1, agent: 2}\nwith input z:\n  pass\nmatch x:\n  case error(e):\n    pass\n');
+    ok("f = lambda and b\ng = lambda x: x\n");
+  });
+
+  it("leaves the stray-clause and operator messages as they were", () => {
+    const cases: [string, string][] = [
+      ["else:\n  pass\n", "E001 1:1 expected a statement, found 'else' (it must follow an if block)"],
+      ["if a:\n  x = 1\n  else:\n    pass\n", "E001 3:3 expected the end of the block, found 'else'"],
+      ["if a:\n  else:\n    pass\n", "E001 2:3 expected a statement in the block, found 'else'"],
+      ["match x:\n  case _:\n    pass\n    case _:\n      pass\n", "E001 4:5 expected the end of the block, found 'case'"],
+      ["as x\n", "E001 1:1 expected a statement, found 'as'"],
+      ["x = a and and b\n", "E001 1:11 expected an expression, found 'and'"],
+    ];
+    for (const [src, want] of cases) expect(parse(src, "t.vvm").diagnostics.map(brief)).toEqual([want]);
+  });
+
+  it("keeps parsing after the word, so a later mistake is still reported", () => {
+    expect(parse("def f(x):\n  y = g(input)\n  return y\nw = 1 2\n", "t.vvm").diagnostics.map(brief).sort()).toEqual([
+      "E001 4:7 expected NEWLINE at the end of the statement, found number 2",
+      "E010 2:9 'input' is a reserved word and cannot be used as an argument",
+    ]);
+  });
+});
+
 describe("case patterns (E050)", () => {
   const cases: [string, string][] = [
     ["3", "E050 2:8 invalid case pattern: expected _, error(_), error(kind=\"...\"), error(name) or ?`criterion`"],

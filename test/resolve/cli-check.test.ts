@@ -24,6 +24,22 @@ describe("vvm check", () => {
     );
   });
 
+  it("prints a diagnostic's hint under the caret (issue 19)", async () => {
+    prog = writeProgram({ "prog.vvm": "r = @agent `hi`(())\ny = f(input)\n" });
+    const r = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "prog.vvm:1:6: E010 'agent' is a reserved word and cannot be used as an agent name\n" +
+        "  r = @agent `hi`(())\n" +
+        "       ^~~~~\n" +
+        '  hint: declare an agent and call it by its name: agent worker(model="sonnet", prompt="…"), then @worker\n' +
+        "prog.vvm:2:7: E010 'input' is a reserved word and cannot be used as an argument\n" +
+        "  y = f(input)\n" +
+        "        ^~~~~\n" +
+        "  hint: use another name, such as data or item; `it` is the implicit input\n",
+    );
+  });
+
   it("exits 0 silently for a program without diagnostics", async () => {
     prog = writeProgram({ "prog.vvm": `x = 1\nexport x\n` });
     const r = await runCli(["check", "prog.vvm"], { cwd: prog.dir });
