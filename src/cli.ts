@@ -3,6 +3,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { readFileSync } from "node:fs";
 import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
+import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
+import type { LogFlags } from "./commands/memory-log.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -80,6 +82,36 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);
+    });
+
+  // `vvm memory …`: look after agent memory. Reading commands only; each loads its own module on demand.
+  const memory = program.command("memory").description("look after agent memory: list, show, log, search, history and diff");
+  const where = (c: Command) =>
+    c
+      .addOption(new Option("--scope <scope>", "the memory's scope, as the program gives it").choices(["project", "user", "path"]).default("project"))
+      .option("--dir <dir>", "the project directory (default: the current directory)", nonBlank)
+      .option("--program <file>", "the project of this program (its directory)", nonBlank)
+      .option("--path <p>", "with --scope path: the path the program gives, relative to the project", nonBlank)
+      .option("--json", "one JSON document on stdout");
+  where(memory.command("ls").description("every memory under the root: key, entries, digest size, last use, health")).action(async (flags: MemoryFlags) => {
+    const { memoryLs } = await import("./commands/memory-ls.ts");
+    exitCode = await memoryLs(flags, io);
+  });
+  where(memory.command("log").description("ledger entries, newest last: [seq] kind  time  agent@program:line  summary"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .option("--kind <kinds>", "only these kinds, separated by commas (patch, rejected, external_edit, repair)")
+    .option("--last <n>", "only the newest N entries (read from the end of the ledger)", positiveInt)
+    .option("--since <when>", "only entries since a duration ago (30m, 2h, 3d) or an ISO 8601 time")
+    .option("--agent <name>", "only entries written by calls of this agent", nonBlank)
+    .action(async (key: string, flags: LogFlags) => {
+      const { memoryLog } = await import("./commands/memory-log.ts");
+      exitCode = await memoryLog(key, flags, io);
+    });
+  where(memory.command("history").description("the digest's versions: seq, time, who (an agent or a person's edit), size"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .action(async (key: string, flags: MemoryFlags) => {
+      const { memoryHistory } = await import("./commands/memory-history.ts");
+      exitCode = await memoryHistory(key, flags, io);
     });
 
   try {

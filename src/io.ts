@@ -42,6 +42,8 @@ export const EXIT = {
   ok: 0,
   /** an uncaught raise ended the program */
   raised: 1,
+  /** vvm memory: no such memory, or one that cannot be read */
+  missing: 1,
   /** validation errors: nothing ran */
   invalid: 2,
   /** bad command line, missing file */

@@ -7,7 +7,7 @@ import path from "node:path";
 import { MEMORY_SCOPES } from "../memory-port.ts";
 import type { Value } from "../values.ts";
 
-type MemoryScope = (typeof MEMORY_SCOPES)[number];
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
 
 function isScope(v: Value | undefined): v is MemoryScope {
   return typeof v === "string" && (MEMORY_SCOPES as readonly string[]).includes(v);
@@ -123,28 +123,35 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
     throw new BindingError(`memory.key is ${Buffer.byteLength(key, "utf8")} bytes long; the limit is ${MAX_KEY_BYTES}`);
   }
   const p = memory.get("path");
-  let root: string;
+  if (scope !== "path" && p !== undefined) throw new BindingError(`memory.path is only allowed with scope "path" (scope is "${scope}")`);
+  if (scope === "path" && (typeof p !== "string" || p.length === 0)) throw new BindingError(`memory.path must be a non-empty string when scope is "path", got ${describe(p)}`);
+  const root = memoryRoot(scope, entryDir, homeDir, p as string | undefined);
+  const dir = path.join(root, escapeKey(key));
+  assertInside(root, dir);
+  return { scope, key, root, dir };
+}
+
+/**
+ * The directory that holds every memory of a scope: `<entryDir>/.vvm/memory`, `<homeDir>/.vvm/memory`, or
+ * `p` (scope "path") resolved against `entryDir`. Throws BindingError.
+ */
+export function memoryRoot(scope: MemoryScope, entryDir: string, homeDir: string, p?: string): string {
   switch (scope) {
     case "project":
+      return path.join(entryDir, ".vvm", "memory");
     case "user":
-      if (p !== undefined) throw new BindingError(`memory.path is only allowed with scope "path" (scope is "${scope}")`);
       // an empty or relative HOME would put "user" memory wherever the run starts, even into the project's
-      if (scope === "user" && !path.isAbsolute(homeDir)) throw new BindingError(`scope "user" needs an absolute home directory; HOME is ${JSON.stringify(homeDir)}`);
-      root = path.join(scope === "project" ? entryDir : homeDir, ".vvm", "memory");
-      break;
+      if (!path.isAbsolute(homeDir)) throw new BindingError(`scope "user" needs an absolute home directory; HOME is ${JSON.stringify(homeDir)}`);
+      return path.join(homeDir, ".vvm", "memory");
     case "path":
-      if (typeof p !== "string" || p.length === 0) throw new BindingError(`memory.path must be a non-empty string when scope is "path", got ${describe(p)}`);
+      if (p === undefined || p.length === 0) throw new BindingError(`scope "path" needs a path`);
       if (p.includes("\0")) throw new BindingError(`memory.path contains a NUL character`);
-      root = path.resolve(entryDir, p);
-      break;
+      return path.resolve(entryDir, p);
     default: {
       const never: never = scope;
       throw new BindingError(`unknown scope ${String(never)}`);
     }
   }
-  const dir = path.join(root, escapeKey(key));
-  assertInside(root, dir);
-  return { scope, key, root, dir };
 }
 
 function assertInside(root: string, target: string): void {

@@ -1,0 +1,186 @@
+// A memory's past, read from its ledger without the lock and without writing: the entries (`vvm memory
+// log`), the digest's versions (`history`, `diff`) and everything ever retained (`search`). A query that
+// wants the newest entries reads the ledger backwards from its end and stops as soon as it has them;
+// the others read it front to back in chunks, never holding it whole. spec/memory.md §13.
+import type { MemoryFs } from "./fsio.ts";
+import { BackwardLines, forEachLine, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type EntryKind, type LedgerEntry } from "./ledger.ts";
+import { EMPTY_HASH } from "./state.ts";
+
+/** A ledger line as a reader met it: an entry, or a line skipped (unreadable, out of sequence, over the size of any entry). */
+export interface LogLine {
+  start: number;
+  entry: LedgerEntry | null;
+}
+
+export interface LogQuery {
+  /** only these kinds */
+  kinds?: readonly string[];
+  /** only entries written by calls of this agent */
+  agent?: string;
+  /** only entries written at or after this time (ms since the epoch); reading stops at the first older one */
+  since?: number;
+  /** only the newest this many matching entries */
+  last?: number;
+}
+
+export interface Log {
+  /** oldest first: the matching entries, and the skipped lines among them (only when no kind or agent filter is given) */
+  lines: LogLine[];
+  tornBytes: number;
+  /** bytes of the ledger, and how many of them were read */
+  size: number;
+  bytesRead: number;
+}
+
+function matches(e: LedgerEntry, q: LogQuery): boolean {
+  if (q.kinds !== undefined && !q.kinds.includes(e.kind)) return false;
+  if (q.agent !== undefined && e.provenance?.agent !== q.agent) return false;
+  if (q.since !== undefined && !(Date.parse(e.ts) >= q.since)) return false;
+  return true;
+}
+
+/**
+ * The ledger entries a query asks for, oldest first; null when there is no ledger. With `last` or `since`
+ * the ledger is read backwards from its end, only as far as needed: the cost of `--last 20` does not
+ * depend on the ledger's length. Sequence numbers are judged as a call judges them (§5), from the oldest
+ * entry read, one entry before the first one shown.
+ */
+export async function readLog(fs: MemoryFs, file: string, q: LogQuery): Promise<Log | null> {
+  const h = await fs.openRead(file);
+  if (h === null) return null;
+  let bytesRead = 0;
+  const counted = { ...h, size: h.size, read: (start: number, length: number) => ((bytesRead += length), h.read(start, length)) };
+  const filtered = q.kinds !== undefined || q.agent !== undefined;
+  const keep = (l: LogLine) => (l.entry === null ? !filtered : matches(l.entry, q));
+  try {
+    if (q.last === undefined && q.since === undefined) {
+      const lines: LogLine[] = [];
+      const { tornBytes } = await forEachLine(counted, (start, entry) => {
+        if (keep({ start, entry })) lines.push({ start, entry });
+      }, MAX_ENTRY_BYTES);
+      return { lines, tornBytes, size: h.size, bytesRead };
+    }
+    // newest first, until enough entries match and one more readable entry is known to judge the oldest against
+    const window: LogLine[] = [];
+    const reader = new BackwardLines(counted, { maxLineBytes: MAX_ENTRY_BYTES });
+    let matching = 0;
+    let anchored = false;
+    read: for await (const batch of reader) {
+      for (const { start, bytes } of batch) {
+        const entry = bytes === null ? null : parseEntry(bytes);
+        window.push({ start, entry });
+        if (entry === null) continue;
+        if (q.last !== undefined && matching >= q.last) {
+          anchored = true;
+          break read;
+        }
+        if (q.since !== undefined && Date.parse(entry.ts) < q.since) {
+          anchored = true;
+          break read;
+        }
+        if (matches(entry, q)) matching++;
+      }
+    }
+    window.reverse();
+    const check = new SequenceCheck();
+    const judged = window.map(({ start, entry }) => ({ start, entry: entry !== null && check.accept(entry) ? entry : null }));
+    // the anchor only serves to judge the entry after it
+    const shown = (anchored ? judged.slice(judged.findIndex((l) => l.entry !== null) + 1) : judged).filter(keep);
+    let lines = shown;
+    if (q.last !== undefined) {
+      let n = 0;
+      let from = shown.length;
+      while (from > 0 && n < q.last) if (shown[--from].entry !== null) n++;
+      lines = shown.slice(from);
+    }
+    return { lines, tornBytes: reader.tornBytes, size: h.size, bytesRead };
+  } finally {
+    await h.close();
+  }
+}
+
+/** A version of the digest: an entry that changed it. */
+export interface DigestVersion {
+  seq: number;
+  ts: string;
+  kind: EntryKind;
+  /** the agent that wrote it, null for a person's edit (an external_edit) */
+  agent: LedgerEntry["provenance"];
+  /** SHA-256 of digest.md with this version */
+  hash: string;
+  /** the body's length in characters, null when the ledger does not hold it */
+  chars: number | null;
+  /** why the content is not held, or the entry's note */
+  reason: string | null;
+}
+
+export interface Versions {
+  /** oldest first; the first is the empty digest (seq 0) when the memory started without one */
+  versions: DigestVersion[];
+  /** for each seq asked for, the version in effect after that entry and its body (null when the ledger does not hold it) */
+  at: Map<number, { version: DigestVersion; body: string | null }>;
+  tornBytes: number;
+  /** lines skipped as unreadable or out of sequence */
+  skipped: number;
+  /** the last entry's seq (0: none) */
+  last: number;
+}
+
+/**
+ * The digest's versions, front to back. `want` lists the sequence numbers whose digest is needed: each
+ * names the version in effect after that entry (the newest version at or before it), whose body is kept.
+ */
+export async function digestVersions(fs: MemoryFs, file: string, want: readonly number[] = []): Promise<Versions | null> {
+  const h = await fs.openRead(file);
+  if (h === null) return null;
+  const versions: DigestVersion[] = [];
+  const at = new Map<number, { version: DigestVersion; body: string | null }>();
+  const wanted = [...want].sort((a, b) => a - b);
+  let current: { version: DigestVersion; body: string | null } | null = null;
+  let skipped = 0;
+  let last = 0;
+  // a wanted seq is settled by the first entry after it: the version in effect then is the current one
+  const settle = (upTo: number) => {
+    while (wanted.length > 0 && wanted[0] < upTo) {
+      const seq = wanted.shift()!;
+      if (current !== null) at.set(seq, current);
+    }
+  };
+  try {
+    const { tornBytes } = await forEachLine(
+      h,
+      (_start, e) => {
+        if (e === null) {
+          skipped++;
+          return;
+        }
+        if (last === 0 && e.digest_before === EMPTY_HASH) {
+          // the memory began with no digest: version 0 is the empty one
+          const empty: DigestVersion = { seq: 0, ts: e.ts, kind: e.kind, agent: null, hash: EMPTY_HASH, chars: 0, reason: null };
+          versions.push(empty);
+          current = { version: empty, body: "" };
+        }
+        settle(e.seq);
+        last = e.seq;
+        if (e.digest_after === e.digest_before) return;
+        const body = typeof e.digest === "string" ? e.digest : null;
+        const version: DigestVersion = {
+          seq: e.seq,
+          ts: e.ts,
+          kind: e.kind,
+          agent: e.kind === "external_edit" ? null : e.provenance,
+          hash: e.digest_after,
+          chars: body === null ? null : body.length,
+          reason: e.reason ?? null,
+        };
+        versions.push(version);
+        current = { version, body };
+      },
+      MAX_ENTRY_BYTES,
+    );
+    settle(Infinity);
+    return { versions, at, tornBytes, skipped, last };
+  } finally {
+    await h.close();
+  }
+}

@@ -1,0 +1,209 @@
+// A memory looked at from outside (`vvm memory ls`, `show`): its files read without the lock, without
+// writing a byte and never through a link, and what is wrong with them. A commit may run meanwhile, so
+// a look is repeated until two readings agree (spec/memory.md §13).
+import path from "node:path";
+import { sleep } from "../abort.ts";
+import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
+import { BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
+import { scanTail, type LedgerEntry } from "./ledger.ts";
+import { readHolder, type Holder } from "./lock.ts";
+import { digestState, MAX_SCAN_BYTES, parseMeta, readDigestFile, type DigestFile, type DigestState, type Meta } from "./state.ts";
+
+/** A memory's files, as `vvm memory` reads them. */
+export function memoryFiles(dir: string) {
+  return { digest: path.join(dir, "digest.md"), ledger: path.join(dir, "ledger.jsonl"), meta: path.join(dir, "meta.json"), lock: path.join(dir, "lock") };
+}
+
+/** A memory that cannot be read at all (its directory is a link out of its root, or not a directory). */
+export class InspectError extends Error {
+  override name = "InspectError";
+}
+
+export interface Inspection {
+  loc: MemoryLocation;
+  digest: DigestFile;
+  meta: Meta | null;
+  ledger: {
+    /** bytes, 0 when there is no ledger */
+    size: number;
+    tornBytes: number;
+    /** the last readable entry */
+    last: LedgerEntry | null;
+    /** why the ledger could not be read (a link, a FIFO…), or null */
+    problem: string | null;
+  };
+  state: DigestState;
+  /** who holds the lock, when a `lock` file is there */
+  lock: Holder | null;
+  locked: boolean;
+  /** what is wrong and what the next `continue` call (or a person) does about it */
+  warnings: string[];
+  /** worth knowing, not wrong: an unrecorded hand edit, a call holding the lock */
+  notes: string[];
+}
+
+export interface InspectOptions {
+  fs: MemoryFs;
+  signal: AbortSignal;
+}
+
+const errCode = (err: unknown) => {
+  const e = err as NodeJS.ErrnoException;
+  return e?.code === NOT_REGULAR ? e.message : (e?.code ?? e?.message ?? String(err));
+};
+
+/** A digest.md or ledger.jsonl that changed between two readings means a commit ran meanwhile. */
+async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>): Promise<string> {
+  const parts: string[] = [];
+  for (const f of [files.digest, files.ledger, files.meta]) {
+    const id = await fs.identity(f).catch(() => null);
+    parts.push(id === null ? "-" : `${id.ino}:${id.mtimeMs}`);
+  }
+  parts.push(String(await fs.size(files.ledger).catch(() => null)));
+  return parts.join(" ");
+}
+
+/** How many times a look is repeated while a commit is under way, and the pause between. */
+const ATTEMPTS = 40;
+const PAUSE_MS = 25;
+
+/**
+ * What the memory at `loc` holds, or null when it does not exist. Readings are repeated while the files
+ * change under them or a call holding the lock is half-way through a commit (a torn last line, a digest
+ * one entry behind), for about a second; after that the memory is described as found.
+ */
+export async function inspectMemory(loc: MemoryLocation, opts: InspectOptions): Promise<Inspection | null> {
+  const { fs } = opts;
+  let real: string | null;
+  try {
+    real = await verifyContainment(loc);
+  } catch (err) {
+    if (err instanceof BindingError) throw new InspectError(err.message);
+    throw err;
+  }
+  if (real === null) return null;
+  const files = memoryFiles(loc.dir);
+  let found: Inspection;
+  for (let attempt = 1; ; attempt++) {
+    const before = await fingerprint(fs, files);
+    found = await readOnce(loc, files, opts);
+    const settled = before === (await fingerprint(fs, files)) && !(found.locked && midCommit(found));
+    if (settled || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, opts.signal))) break;
+  }
+  return found;
+}
+
+/** What a commit in progress looks like from outside: a line being appended, the digest one entry behind, meta.json one behind. */
+function midCommit(i: Inspection): boolean {
+  const metaBehind = i.state.kind === "clean" && i.meta !== null && i.meta.digest_sha256 !== i.digest.hash;
+  return i.ledger.tornBytes > 0 || i.state.kind === "interrupted" || metaBehind;
+}
+
+async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFiles>, opts: InspectOptions): Promise<Inspection> {
+  const { fs } = opts;
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  let names: string[];
+  try {
+    names = await fs.list(loc.dir);
+  } catch (err) {
+    throw new InspectError(`${loc.dir} cannot be read (${errCode(err)})`);
+  }
+  const digest = await readDigestFile(fs, files.digest).catch((err) => {
+    throw new InspectError(`digest.md cannot be read (${errCode(err)})`);
+  });
+  if (digest.parsed.unusable) warnings.push(`${digest.parsed.unusable}: the digest is not injected and no patch can replace it until it is fixed by hand`);
+  for (const note of digest.parsed.notes) warnings.push(note);
+
+  let meta: Meta | null = null;
+  try {
+    const raw = await fs.readFile(files.meta);
+    if (raw !== null) {
+      meta = parseMeta(raw);
+      if (meta === null) warnings.push("meta.json is not valid; the next continue call rebuilds it");
+    }
+  } catch (err) {
+    warnings.push(`meta.json cannot be read (${errCode(err)}); the next continue call rebuilds it`);
+  }
+
+  const ledger: Inspection["ledger"] = { size: 0, tornBytes: 0, last: null, problem: null };
+  try {
+    const scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES);
+    Object.assign(ledger, { size: scan.size, tornBytes: scan.tornBytes, last: scan.last });
+    if (scan.tornBytes > 0) warnings.push(`ledger.jsonl ends with ${scan.tornBytes} bytes of an incomplete line (an interrupted write); the next continue call repairs it`);
+    for (const off of [...scan.badLines].sort((a, b) => a - b)) warnings.push(`ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; calls skip it`);
+  } catch (err) {
+    ledger.problem = `ledger.jsonl cannot be read (${errCode(err)})`;
+    warnings.push(`${ledger.problem}; every continue call on this memory fails until it is fixed by hand`);
+  }
+
+  const state = ledger.problem === null ? digestState(digest.hash, ledger.last, meta) : ({ kind: "clean" } as const);
+  switch (state.kind) {
+    case "clean":
+      break;
+    case "interrupted":
+      warnings.push(`the update of entry ${state.seq} was cut short (digest.md is still the digest before it); the next continue call completes it`);
+      break;
+    case "edited":
+      if (!digest.parsed.unusable) notes.push(`digest.md was changed by hand ${state.after === null ? "and the ledger does not have it yet" : `after entry ${state.after}`}; the next continue call records the edit`);
+      break;
+    default: {
+      const never: never = state;
+      return never;
+    }
+  }
+
+  const locked = names.includes("lock");
+  const lock = locked ? readHolder(files.lock) : null;
+  if (locked) notes.push(`in use: ${describeHolder(lock)}`);
+  for (const name of names.filter(isOrphanName).sort()) warnings.push(`${name} was left by an interrupted write; the next continue call removes it`);
+  return { loc, digest, meta, ledger, state, lock, locked, warnings, notes };
+}
+
+/** "held by pid 123 on host since 2026-01-02T03:04:05Z", as far as the lock file says. */
+export function describeHolder(h: Holder | null): string {
+  if (h === null) return "the lock is held (holder unknown)";
+  return `the lock is held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${h.since !== null ? ` since ${h.since}` : ""}`;
+}
+
+/** One directory under a root: the key it holds (null when neither its name nor meta.json says), and what was found. */
+export interface Listed {
+  name: string;
+  key: string | null;
+  inspection: Inspection | null;
+  /** why it could not be read */
+  problem: string | null;
+}
+
+/**
+ * Every memory under `root` (directories named `k-…`), sorted by key. A shortened name (a key over 160
+ * escaped characters) cannot be decoded; its key comes from meta.json when that key escapes to the name.
+ */
+export async function listMemories(scope: MemoryScope, root: string, opts: InspectOptions): Promise<Listed[]> {
+  let names: string[];
+  try {
+    names = await opts.fs.list(root);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    throw new InspectError(`${root} cannot be read (${errCode(err)})`);
+  }
+  const out: Listed[] = [];
+  for (const name of names.filter((n) => n.startsWith("k-")).sort()) {
+    const dir = path.join(root, name);
+    let key = unescapeKey(name);
+    const item: Listed = { name, key, inspection: null, problem: null };
+    try {
+      item.inspection = await inspectMemory({ scope, key: key ?? name, root, dir }, opts);
+      const metaKey = item.inspection?.meta?.key;
+      if (key === null && typeof metaKey === "string" && escapeKey(metaKey) === name) key = metaKey;
+      item.key = key;
+      if (item.inspection !== null) item.inspection.loc.key = key ?? name;
+    } catch (err) {
+      if (!(err instanceof InspectError)) throw err;
+      item.problem = err.message;
+    }
+    out.push(item);
+  }
+  return out.sort((a, b) => (a.key ?? a.name).localeCompare(b.key ?? b.name));
+}

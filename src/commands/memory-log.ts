@@ -1,0 +1,100 @@
+// `vvm memory log KEY`: the ledger's entries, newest last, one line each; read from the end of the file
+// when --last or --since says how far back to go.
+import path from "node:path";
+import { displayPath, UsageError, type CliIO } from "../io.ts";
+import { nodeFs } from "../../runtime/memory/fsio.ts";
+import { readLog, type LogLine } from "../../runtime/memory/history.ts";
+import { ENTRY_KINDS, type LedgerEntry, type Provenance } from "../../runtime/memory/ledger.ts";
+import { parseDuration } from "../../runtime/duration.ts";
+import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
+
+export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: string; agent?: string };
+
+/** `--since`: a duration back from now (`90s`, `15m`, `2h`, `3d`) or an ISO 8601 time. */
+export function sinceTime(text: string, now: number): number {
+  const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
+  const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
+  if (ms !== null) return now - ms;
+  const t = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(t)) throw new UsageError(`--since ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
+  return t;
+}
+
+function kinds(text: string): string[] {
+  const list = text.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const unknown = list.filter((k) => !(ENTRY_KINDS as readonly string[]).includes(k));
+  if (list.length === 0 || unknown.length > 0) throw new UsageError(`--kind ${text}: expected one or more of ${ENTRY_KINDS.join(", ")}, separated by commas`);
+  return list;
+}
+
+const quote = (s: string, max = 60) => JSON.stringify(s.length > max ? s.slice(0, max - 1) + "…" : s);
+
+/** What an entry did, in a few words; never more of a fact than its start. */
+export function entrySummary(e: LedgerEntry): string {
+  const parts: string[] = [];
+  const retain = Array.isArray(e.retain) ? e.retain.filter((f) => typeof f === "string") : [];
+  switch (e.kind) {
+    case "patch":
+      if (typeof e.digest === "string") parts.push(`digest → ${e.digest.length} chars`);
+      if (retain.length > 0) parts.push(`+${retain.length} fact${retain.length === 1 ? "" : "s"}: ${retain.map((f) => quote(f)).join(", ")}`);
+      if (e.reason) parts.push(e.reason);
+      break;
+    case "external_edit":
+      parts.push(typeof e.digest === "string" ? `digest edited by hand → ${e.digest.length} chars` : "digest edited by hand");
+      if (e.reason) parts.push(e.reason);
+      break;
+    case "rejected":
+    case "repair":
+      parts.push(e.reason ?? "");
+      break;
+    default:
+      // a kind of a later release: say what it says
+      parts.push(e.reason ?? "");
+  }
+  return parts.join("; ");
+}
+
+/** `agent@program:line` of the call that wrote an entry. */
+export function who(p: Provenance | null, io: CliIO): string {
+  if (p === null || typeof p !== "object") return "-";
+  return `${p.agent}@${typeof p.program === "string" ? displayPath(p.program, io) : "?"}:${p.line}`;
+}
+
+function logText(lines: LogLine[], torn: number, io: CliIO): string {
+  const seqWidth = Math.max(1, ...lines.map((l) => String(l.entry?.seq ?? "?").length));
+  let out = "";
+  for (const { start, entry } of lines) {
+    if (entry === null) {
+      out += `[${"?".padStart(seqWidth)}] (byte ${start}: an unreadable or out-of-sequence line, skipped)\n`;
+      continue;
+    }
+    out += `[${String(entry.seq).padStart(seqWidth)}] ${String(entry.kind).padEnd(13)} ${shortTime(entry.ts)}  ${who(entry.provenance, io)}  ${entrySummary(entry)}\n`;
+  }
+  if (torn > 0) out += `(ledger.jsonl ends with ${torn} bytes of an incomplete line; the next continue call repairs it)\n`;
+  return out;
+}
+
+export function memoryLog(key: string, flags: LogFlags, io: CliIO): Promise<number> {
+  return memoryCommand(io, async () => {
+    const query = {
+      kinds: flags.kind !== undefined ? kinds(flags.kind) : undefined,
+      agent: flags.agent,
+      last: flags.last,
+      since: flags.since !== undefined ? sinceTime(flags.since, Date.now()) : undefined,
+    };
+    const loc = await existing(key, flags, io);
+    const log = await readLog(nodeFs, path.join(loc.dir, "ledger.jsonl"), query);
+    const lines = log?.lines ?? [];
+    const json = {
+      key: loc.key,
+      scope: loc.scope,
+      dir: loc.dir,
+      entries: lines.flatMap((l) => (l.entry === null ? [] : [l.entry])),
+      skipped: lines.flatMap((l) => (l.entry === null ? [{ offset: l.start }] : [])),
+      torn_bytes: log?.tornBytes ?? 0,
+      ledger_bytes: log?.size ?? 0,
+      bytes_read: log?.bytesRead ?? 0,
+    };
+    return emit(io, flags, json, () => (lines.length === 0 && (log?.tornBytes ?? 0) === 0 ? `${label(loc)}: no ledger entries${log === null ? " (no ledger.jsonl)" : query.kinds || query.agent || query.since !== undefined ? " match" : ""}\n` : logText(lines, log?.tornBytes ?? 0, io)));
+  });
+}

@@ -1,0 +1,155 @@
+// `vvm memory …`: what the subcommands share. Which memory (the scope, the project by --dir or --program,
+// --path for scope "path", and the key as the program writes it, never the escaped directory name);
+// output as readable text or one JSON document; failures as one line on stderr with an exit code.
+import { statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
+import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
+import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
+import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
+import { obj } from "../../runtime/values.ts";
+
+/** The options every `vvm memory` command takes. */
+export interface WhereFlags {
+  scope: MemoryScope;
+  dir?: string;
+  program?: string;
+  path?: string;
+  json?: boolean;
+}
+
+export interface Where {
+  scope: MemoryScope;
+  /** the directory that holds the scope's memories */
+  root: string;
+  /** the project: `project` scope and a relative `--path` resolve against it */
+  entryDir: string;
+  homeDir: string;
+}
+
+/** The root the flags name. Throws UsageError. */
+export function where(flags: WhereFlags, io: CliIO): Where {
+  if (flags.dir !== undefined && flags.program !== undefined) throw new UsageError("--dir and --program both name the project; give one");
+  if (flags.scope !== "path" && flags.path !== undefined) throw new UsageError(`--path is for --scope path (the scope is ${flags.scope})`);
+  if (flags.scope === "path" && flags.path === undefined) throw new UsageError("--scope path needs --path P, the path the program gives its memory");
+  let entryDir = path.resolve(io.cwd, flags.dir ?? ".");
+  if (flags.program !== undefined) {
+    const file = path.resolve(io.cwd, flags.program);
+    let isFile = false;
+    try {
+      isFile = statSync(file).isFile();
+    } catch {
+      // said below
+    }
+    if (!isFile) throw new UsageError(`--program ${flags.program}: no such file`);
+    entryDir = path.dirname(file);
+  }
+  // as `vvm run` finds it (src/commands/model-layer.ts)
+  const homeDir = io.env.HOME || os.homedir();
+  try {
+    return { scope: flags.scope, root: memoryRoot(flags.scope, entryDir, homeDir, flags.path), entryDir, homeDir };
+  } catch (err) {
+    if (err instanceof BindingError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** The memory a key names, as a program with these flags would reach it. Throws UsageError. */
+export function locate(key: string, flags: WhereFlags, io: CliIO): MemoryLocation {
+  const w = where(flags, io);
+  const binding = obj(flags.scope === "path" ? { scope: flags.scope, key, path: flags.path ?? "" } : { scope: flags.scope, key });
+  try {
+    return resolveBinding(binding, w.entryDir, w.homeDir);
+  } catch (err) {
+    if (err instanceof BindingError) throw new UsageError(`key ${JSON.stringify(key)}: ${err.message.replace(/^memory\./, "")}`);
+    throw err;
+  }
+}
+
+export const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
+
+/** The memory does not exist (exit 1). */
+export class MissingMemory extends Error {
+  override name = "MissingMemory";
+}
+
+function missing(loc: MemoryLocation, flags: WhereFlags, io: CliIO): MissingMemory {
+  const hint = flags.scope === "project" && flags.dir === undefined && flags.program === undefined ? " (give the project with --dir or --program)" : "";
+  return new MissingMemory(`no ${label(loc)} in ${displayPath(loc.root, io)}${hint}`);
+}
+
+/** The memory a key names, read (never written); MissingMemory when there is none. */
+export async function inspectKey(key: string, flags: WhereFlags, io: CliIO): Promise<Inspection> {
+  const loc = locate(key, flags, io);
+  const found = await inspectMemory(loc, { fs: nodeFs, signal: io.signal });
+  if (found === null) throw missing(loc, flags, io);
+  return found;
+}
+
+/** The memory a key names, which must exist and lie inside its root (never reached through a link out of it). */
+export async function existing(key: string, flags: WhereFlags, io: CliIO): Promise<MemoryLocation> {
+  const loc = locate(key, flags, io);
+  try {
+    if ((await verifyContainment(loc)) === null) throw missing(loc, flags, io);
+  } catch (err) {
+    if (err instanceof BindingError) throw new InspectError(err.message);
+    throw err;
+  }
+  return loc;
+}
+
+/** Runs a `vvm memory` command: a mistake or a memory that is missing or unreadable is one line on stderr and an exit code, never a stack trace. */
+export async function memoryCommand(io: CliIO, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`vvm: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof MissingMemory || err instanceof InspectError) {
+      io.stderr.write(`vvm: ${err.message}\n`);
+      return EXIT.missing;
+    }
+    const e = err as NodeJS.ErrnoException | null;
+    if (e?.code === NOT_REGULAR) {
+      io.stderr.write(`vvm: ${e.message}; not read (a memory file must be a regular file with one name, never a link)\n`);
+      return EXIT.missing;
+    }
+    if (typeof e?.code === "string") {
+      // a file system error (EACCES, EIO, a link refused): said with the file's name only
+      io.stderr.write(`vvm: cannot read the memory (${e.code}${e.path ? `, ${path.basename(e.path)}` : ""}: ${e.message.split("\n")[0]})\n`);
+      return EXIT.missing;
+    }
+    throw err;
+  }
+}
+
+/** One JSON document on stdout with --json, the readable text otherwise. */
+export function emit(io: CliIO, flags: WhereFlags, json: unknown, text: () => string): number {
+  io.stdout.write(flags.json ? JSON.stringify(json, null, 2) + "\n" : text());
+  return EXIT.ok;
+}
+
+/** A time as the ledger writes it, shorter: `2026-01-02 03:04:05Z` (UTC, whatever the machine's zone). */
+export function shortTime(iso: string | null | undefined): string {
+  if (typeof iso !== "string") return "-";
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?Z$/.exec(iso);
+  return m ? `${m[1]} ${m[2]}Z` : iso;
+}
+
+/** `12 B`, `3.4 KB`, `1.2 MB`. */
+export function size(bytes: number | null): string {
+  if (bytes === null) return "-";
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} KB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
+
+/** Rows of cells as aligned columns (the last column is not padded). */
+export function columns(rows: string[][], indent = ""): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ") + "\n").join("");
+}
