@@ -30,7 +30,8 @@ export interface MemoryPort {
   /**
    * `memory` is the agent's `memory` configuration value as written (validated here).
    * Resolves to a session, or to an error value (`locked`, or `rejected` for a bad binding)
-   * that the call returns without calling the model.
+   * that the call returns without calling the model. `query` (the call's task and input) is what
+   * relevance recall ranks retained facts against.
    */
-  open(memory: Value, provenance: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject>;
+  open(memory: Value, provenance: MemoryProvenance, signal: AbortSignal, query?: string): Promise<MemorySession | VObject>;
 }

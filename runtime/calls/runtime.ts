@@ -87,7 +87,8 @@ export class CallRuntime implements AgentRuntime {
       const mode = checkMemoryMode(opts.memoryMode, site);
       if (signal.aborted) return this.finishCall(base, site, cancelledValue(), 0, 0);
       if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0);
-      const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal);
+      const query = req.input === null ? req.task : `${req.task}\n${serializeInput(req.input)}`;
+      const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal, query);
       // An error value from the store (e.g. locked) is the call's result: the model is never called.
       if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0);
       session = opened;

@@ -52,8 +52,9 @@ export interface MemoryFs {
   /**
    * Append `data` (one complete line) with a single write (looping only on a short write), then fsync;
    * when the file was empty (just created), fsync its directory too, so the file survives a power loss.
+   * `sync: false` (derived files) leaves out both fsyncs.
    */
-  append(file: string, data: Buffer): Promise<void>;
+  append(file: string, data: Buffer, opts?: { sync: boolean }): Promise<void>;
   truncate(file: string, length: number): Promise<void>;
   /**
    * Replace the bytes from `at` to the end with `data`: wholly, or (when space runs out) not at all.
@@ -171,7 +172,7 @@ const tempName = (file: string) => `${file}.${randomBytes(9).toString("hex")}.tm
  * write-file-atomic's `digest.md.<number>`).
  */
 export function isOrphanName(name: string): boolean {
-  return /^(?:(?:digest\.md|meta\.json|ledger\.jsonl)\.[0-9a-f]{18}\.tmp|lock\.[0-9a-f]{18}\.stale)$/.test(name) || /^meta\.json\.\d+\.\d+\.tmp$/.test(name) || /^digest\.md\.\d+$/.test(name);
+  return /^(?:(?:digest\.md|meta\.json|ledger\.jsonl|recall\.jsonl)\.[0-9a-f]{18}\.tmp|lock\.[0-9a-f]{18}\.stale)$/.test(name) || /^meta\.json\.\d+\.\d+\.tmp$/.test(name) || /^digest\.md\.\d+$/.test(name);
 }
 
 export const nodeFs: MemoryFs = {
@@ -210,19 +211,19 @@ export const nodeFs: MemoryFs = {
         },
       };
     }),
-  async append(file, data) {
+  async append(file, data, opts = { sync: true }) {
     const created = await retryingFds(async () => {
       const { fd, size } = openRegular(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT)!;
       try {
         writeAll(fd, data, null);
-        await fsyncAsync(fd);
+        if (opts.sync) await fsyncAsync(fd);
       } finally {
         closeSync(fd);
       }
       return size === 0;
     });
     // after the retried write, never inside it: a retry must not append the line twice
-    if (created) await syncDir(path.dirname(file));
+    if (created && opts.sync) await syncDir(path.dirname(file));
   },
   truncate: (file, length) =>
     retryingFds(() => {

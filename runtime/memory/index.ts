@@ -6,6 +6,7 @@ import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
+import type { FactIndex } from "./fact-index.ts";
 import type { TailCache } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
@@ -51,6 +52,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
     fs,
     retainChars: Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN)),
     tails: new Map<string, TailCache>(),
+    facts: new Map<string, FactIndex>(),
     sessions: new Set<Session>(),
     warn(loc, prov, message) {
       const where = prov ? `${(opts.showPath ?? String)(prov.site.path)}:${prov.site.span.line}: ` : "";
@@ -71,7 +73,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   });
 
   return {
-    async open(memory: Value, prov: MemoryProvenance, signal: AbortSignal): Promise<MemorySession | VObject> {
+    async open(memory: Value, prov: MemoryProvenance, signal: AbortSignal, query = ""): Promise<MemorySession | VObject> {
       const { mode } = prov;
       let loc: MemoryLocation;
       try {
@@ -88,7 +90,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         if (mode === "continue") await fs.mkdirp(loc.dir);
         else if ((await fs.size(loc.dir)) === null) {
           // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
-          const session = new Session(shared, loc, prov, null, null);
+          const session = new Session(shared, loc, prov, null, null, query);
           await session.load();
           return session;
         }
@@ -112,7 +114,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
           }
         }
       }
-      const session = new Session(shared, loc, prov, got.lock, realDir);
+      const session = new Session(shared, loc, prov, got.lock, realDir, query);
       try {
         await session.load();
       } catch (err) {

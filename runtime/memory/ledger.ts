@@ -411,8 +411,9 @@ export class BackwardLines implements AsyncIterable<RawLine[]> {
 const FORWARD_CHUNK = 1024 * 1024;
 
 /**
- * The complete lines of an open file from its start, in chunks of 1 MiB, oldest first, up to the size
- * the file had when it was opened; then `tornBytes` is what followed the last line break.
+ * The complete lines of an open file from `from` (its start, or the start of a line), in chunks of 1 MiB,
+ * oldest first, up to the size the file had when it was opened; then `tornBytes` is what followed the
+ * last line break.
  */
 export class ForwardLines implements AsyncIterable<RawLine[]> {
   tornBytes = 0;
@@ -421,14 +422,15 @@ export class ForwardLines implements AsyncIterable<RawLine[]> {
     private readonly h: ReadHandle,
     /** lines longer than this are yielded with `bytes: null`, never held */
     private readonly maxLineBytes = Infinity,
+    private readonly from = 0,
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<RawLine[]> {
     const { h, maxLineBytes } = this;
     let pending: Buffer[] = [];
     let pendingLength = 0;
-    let lineStart = 0;
-    for (let pos = 0; pos < h.size; ) {
+    let lineStart = this.from;
+    for (let pos = this.from; pos < h.size; ) {
       const chunk = await h.read(pos, Math.min(FORWARD_CHUNK, h.size - pos));
       if (chunk.length === 0) break; // cut short since it was opened
       const batch: RawLine[] = [];

@@ -129,10 +129,22 @@ function jsonType(v: unknown): string {
   return typeof v === "object" ? "an object" : typeof v;
 }
 
+export const RECALL_MODES = ["relevant", "recent"] as const;
+export type RecallMode = (typeof RECALL_MODES)[number];
+/** Share of the facts budget kept for the newest facts when recall is `relevant`. */
+export const DEFAULT_RECENT_SHARE = 0.5;
+
 export interface DigestSettings {
   digestLimit: number;
   readOnly: boolean;
+  /** how retained facts are chosen for the Memory Context */
+  recall: RecallMode;
+  /** with `relevant` recall, the share of the budget that goes to the newest facts first (0 to 1) */
+  recentShare: number;
 }
+
+const defaultSettings = (): DigestSettings => ({ digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false, recall: "relevant", recentShare: DEFAULT_RECENT_SHARE });
+const KNOWN_SETTINGS = ["digest_limit", "read_only", "recall", "recent_share"];
 
 export interface ParsedDigest {
   /** the front matter block exactly as written (delimiters included), "" when none */
@@ -157,11 +169,11 @@ export const MAX_DIGEST_FILE_BYTES = 1024 * 1024;
 
 /** A digest.md that is not used, and why. */
 export function unusableDigest(reason: string): ParsedDigest {
-  return { prefix: "", body: "", settings: { digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false }, unusable: reason, notes: [] };
+  return { prefix: "", body: "", settings: defaultSettings(), unusable: reason, notes: [] };
 }
 
 export function parseDigest(raw: Buffer | null): ParsedDigest {
-  const out: ParsedDigest = { prefix: "", body: "", settings: { digestLimit: DEFAULT_DIGEST_LIMIT, readOnly: false }, unusable: null, notes: [] };
+  const out: ParsedDigest = { prefix: "", body: "", settings: defaultSettings(), unusable: null, notes: [] };
   if (raw === null || raw.length === 0) return out;
   if (raw.length > MAX_DIGEST_FILE_BYTES) return unusableDigest(`digest.md is ${raw.length} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
   if (raw.includes(0)) {
@@ -200,7 +212,7 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
     out.body = fm.body;
     const settings = data as Record<string, unknown>; // a mapping: settingsBlock says so
     for (const k of Object.keys(settings)) {
-      if (k !== "digest_limit" && k !== "read_only") out.notes.push(`front matter setting '${k}' is not known (digest_limit, read_only); it is ignored`);
+      if (!KNOWN_SETTINGS.includes(k)) out.notes.push(`front matter setting '${k}' is not known (${KNOWN_SETTINGS.join(", ")}); it is ignored`);
     }
     if (Object.hasOwn(settings, "digest_limit")) {
       const n = settings.digest_limit;
@@ -213,6 +225,16 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
         out.notes.push("front matter read_only must be true or false; treating the digest as read-only");
         out.settings.readOnly = true;
       }
+    }
+    if (Object.hasOwn(settings, "recall")) {
+      const r = settings.recall;
+      if ((RECALL_MODES as readonly unknown[]).includes(r)) out.settings.recall = r as RecallMode;
+      else out.notes.push(`front matter recall must be ${RECALL_MODES.join(" or ")}; using relevant`);
+    }
+    if (Object.hasOwn(settings, "recent_share")) {
+      const n = settings.recent_share;
+      if (typeof n === "number" && n >= 0 && n <= 1) out.settings.recentShare = n;
+      else out.notes.push(`front matter recent_share must be a number from 0 to 1; using ${DEFAULT_RECENT_SHARE}`);
     }
   }
   if (out.body.length > out.settings.digestLimit) {

@@ -2,15 +2,18 @@
 import type { MemoryMode } from "../memory-port.ts";
 import type { MemoryLocation } from "./keys.ts";
 import { MAX_RETAIN_CHARS, MAX_RETAIN_ITEMS, type ParsedDigest } from "./patch.ts";
+import { factLine, type Recalled } from "./recall.ts";
 
-export function memoryContext(loc: MemoryLocation, parsed: ParsedDigest, retainsNewestFirst: string[], mode: MemoryMode): string {
+export function memoryContext(loc: MemoryLocation, parsed: ParsedDigest, facts: Recalled, mode: MemoryMode): string {
   const limit = parsed.settings.digestLimit;
   const out: string[] = [`<memory scope="${loc.scope}" key=${JSON.stringify(loc.key)}>`, "## Digest"];
   if (parsed.unusable) out.push(`(not shown: ${parsed.unusable})`);
   else out.push(parsed.body.trim() === "" ? "(empty)" : parsed.body.replace(/\s+$/, ""));
-  if (retainsNewestFirst.length > 0) {
+  if (facts.shown.length > 0 || facts.hidden > 0) {
     out.push("", "## Retained facts (oldest first)");
-    for (let i = retainsNewestFirst.length - 1; i >= 0; i--) out.push(`- ${retainsNewestFirst[i].replace(/\s*\n\s*/g, " ")}`);
+    for (const f of facts.shown) out.push(`- ${factLine(f)}`);
+    // the model should know that its memory holds more than it sees
+    if (facts.hidden > 0) out.push(`(${facts.hidden} more retained ${facts.hidden === 1 ? "fact is" : "facts are"} not shown: only the newest and those most relevant to this call fit the budget)`);
   }
   out.push(
     "",

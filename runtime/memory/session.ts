@@ -1,6 +1,8 @@
 // One call's hold on a memory: the transaction. Under the lock the store took, a session recovers what a
 // crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
 // applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
+import { syncFacts, type FactIndex } from "./fact-index.ts";
+import { recall } from "./recall.ts";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
@@ -57,6 +59,8 @@ export interface StoreShared {
   retainChars: number;
   /** parsed ledger tails, reused while the ledger's bytes are unchanged (see scanTail) */
   tails: Map<string, TailCache>;
+  /** recall indexes, by recall.jsonl path (see syncFacts) */
+  facts: Map<string, FactIndex>;
   /** open sessions, released when the store closes */
   sessions: Set<Session>;
   /** a warning about this memory, prefixed with the call's program and line when known */
@@ -102,7 +106,7 @@ export class Session implements MemorySession {
   private ledgerSize = 0;
   private seq = 0;
   private readonly fs: MemoryFs;
-  private readonly files: { digest: string; ledger: string; meta: string };
+  private readonly files: { digest: string; ledger: string; meta: string; recall: string };
 
   /**
    * A session on a memory; `lock` is held (null only for a dry_run on a memory that does not exist yet)
@@ -114,9 +118,16 @@ export class Session implements MemorySession {
     private readonly prov: MemoryProvenance,
     private readonly lock: HeldLock | null,
     private readonly realDir: string | null,
+    /** the call's task and input, for relevance recall */
+    private readonly query: string,
   ) {
     this.fs = shared.fs;
-    this.files = { digest: path.join(loc.dir, "digest.md"), ledger: path.join(loc.dir, "ledger.jsonl"), meta: path.join(loc.dir, "meta.json") };
+    this.files = {
+      digest: path.join(loc.dir, "digest.md"),
+      ledger: path.join(loc.dir, "ledger.jsonl"),
+      meta: path.join(loc.dir, "meta.json"),
+      recall: path.join(loc.dir, "recall.jsonl"),
+    };
   }
 
   private get mode(): MemoryMode {
@@ -126,7 +137,7 @@ export class Session implements MemorySession {
   /** Read everything the call needs and build the Memory Context; in `continue`, first repair what a crash or a hand edit left behind. */
   async load(): Promise<void> {
     if (this.lock === null) {
-      this.context = memoryContext(this.loc, this.parsed, [], this.mode);
+      this.context = memoryContext(this.loc, this.parsed, { shown: [], hidden: 0 }, this.mode);
       return;
     }
     const writing = this.mode === "continue";
@@ -141,13 +152,13 @@ export class Session implements MemorySession {
     this.parsed = digest.parsed;
     this.hash = digest.hash;
     this.meta = await this.readMeta();
-    let scan = await scanTail(fs, files.ledger, this.shared.retainChars, MAX_SCAN_BYTES, this.shared.tails);
+    let scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES, this.shared.tails);
     if (writing && scan.tornBytes > 0) {
       const whole = await wholeTail(fs, files.ledger, scan.size, scan.tornBytes);
       if (whole !== null && whole.seq > (scan.last?.seq ?? 0)) {
         // a whole entry missing only its line break: keep it (below, a torn fragment is cut off instead)
         await fs.append(files.ledger, Buffer.from("\n"));
-        scan = await scanTail(fs, files.ledger, this.shared.retainChars, MAX_SCAN_BYTES, this.shared.tails);
+        scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES, this.shared.tails);
         this.warn(`repaired ledger.jsonl: added the missing line break after entry ${whole.seq}`);
       }
     }
@@ -165,7 +176,17 @@ export class Session implements MemorySession {
       await this.recover(scan.size, scan.tornBytes, scan.last);
       await this.settleReplaced(replaced);
     }
-    this.context = memoryContext(this.loc, this.parsed, scan.retains, this.mode);
+    const index = await syncFacts({
+      fs,
+      ledger: files.ledger,
+      index: files.recall,
+      ledgerSize: this.ledgerSize,
+      cache: this.shared.facts,
+      persist: writing,
+      warn: (m) => this.shared.warnOnce(this.loc, `recall:${m}`, m),
+    });
+    const { settings } = this.parsed;
+    this.context = memoryContext(this.loc, this.parsed, recall(index.search, this.query, this.shared.retainChars, settings.recall, settings.recentShare), this.mode);
   }
 
   async complete(replyText: string): Promise<string> {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli, type CliResult } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
-import { digestText, ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
+import { digestText, ledger, makeStore, memDir, patchReply, session, plainFacts } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-cli-");
 const standin = useStandin();
@@ -49,7 +49,7 @@ describe("memory through vvm run", () => {
     for (const s of [cont, dry]) {
       expect(s).toContain("- VND-221 card-processor timeouts, waiting on vendor");
       expect(s).toContain("- hand note: vendor call at 10:00");
-      expect(s).toContain("- B Priya's shift: checkout latency alarm auto-resolved");
+      expect(plainFacts(s)).toContain("- B Priya's shift: checkout latency alarm auto-resolved");
       expect(s).toContain("## Memory Update Protocol");
     }
     expect(dry).toContain("read-only (dry_run)");

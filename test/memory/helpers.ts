@@ -70,3 +70,6 @@ export async function digestText(dir: string, key: string): Promise<string | nul
   }
 }
 
+
+/** The Memory Context with each fact's `[#seq date] ` left out, for comparing facts alone. */
+export const plainFacts = (context: string | null): string => (context ?? "").replace(/^- \[#\d+ [^\]]*\] /gm, "- ");

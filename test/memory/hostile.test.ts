@@ -9,7 +9,7 @@ import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 import { extractBlocks } from "../../runtime/memory/patch.ts";
 import { runCli } from "../support/cli.ts";
-import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir } from "./helpers.ts";
+import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir, plainFacts } from "./helpers.ts";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -111,7 +111,7 @@ describe("a cloned repository's memory directory", () => {
     const names = await readdir(mem);
     // the digests the commits replaced keep a second name for a few seconds
     expect(names.filter((n) => n.endsWith(".prev")).every((n) => /^digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev$/.test(n))).toBe(true);
-    expect(names.filter((n) => !n.endsWith(".prev")).sort()).toEqual(["digest.md", "digest.md.bak", "ledger.jsonl", "meta.json", "notes.txt"]);
+    expect(names.filter((n) => !n.endsWith(".prev")).sort()).toEqual(["digest.md", "digest.md.bak", "ledger.jsonl", "meta.json", "notes.txt", "recall.jsonl"]);
   });
 
   it("refuses to commit when the directory is swapped for a link during the call", async () => {
@@ -261,7 +261,7 @@ describe("sequence numbers", () => {
     expect(badLines).toHaveLength(1);
     expect(warnings.join("\n")).not.toMatch(/changed outside|external/);
     const s = await session(store, "k", "dry_run");
-    expect(s.context).toContain("- one\n- two\n- three\n- four");
+    expect(plainFacts(s.context)).toContain("- one\n- two\n- three\n- four");
     expect(s.context).not.toContain("planted");
     await s.release();
   });

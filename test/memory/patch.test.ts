@@ -113,7 +113,7 @@ describe("parseDigest", () => {
     const d = parseDigest(buf("---\nread_only: true\ndigest_limit: 500\n---\n## Stable\n- fact\n"));
     expect(d.prefix).toBe("---\nread_only: true\ndigest_limit: 500\n---\n");
     expect(d.body).toBe("## Stable\n- fact\n");
-    expect(d.settings).toEqual({ readOnly: true, digestLimit: 500 });
+    expect(d.settings).toEqual({ readOnly: true, digestLimit: 500, recall: "relevant", recentShare: 0.5 });
     expect(d.unusable).toBeNull();
   });
 
@@ -150,7 +150,7 @@ describe("parseDigest", () => {
   it("names settings it does not know, and ignores them", () => {
     const d = parseDigest(buf("---\nStatus: all green\nread_only: true\n---\nbody"));
     expect(d.settings.readOnly).toBe(true);
-    expect(d.notes).toEqual(["front matter setting 'Status' is not known (digest_limit, read_only); it is ignored"]);
+    expect(d.notes).toEqual(["front matter setting 'Status' is not known (digest_limit, read_only, recall, recent_share); it is ignored"]);
   });
 
   it("treats a lone leading rule as body text", () => {

@@ -61,6 +61,13 @@ describe("processes", () => {
       expect(new Set(entries.flatMap((e) => e.retain)).size).toBe(100);
       for (let i = 1; i < entries.length; i++) expect(entries[i].digest_before).toBe(entries[i - 1].digest_after);
       expect(await digestText(dir, "shared")).toBe(entries[99].digest);
+      // recall.jsonl, extended by whichever process held the lock, holds every fact but the last
+      // call's (indexed by the next call), in ledger order, once each
+      const indexed = (await readFile(path.join(memDir(dir, "shared"), "recall.jsonl"), "utf8"))
+        .trimEnd()
+        .split("\n")
+        .flatMap((l) => (JSON.parse(l) as { facts: [number, number, string, string][] }).facts.map((f) => f[3]));
+      expect(indexed).toEqual(entries.slice(0, 99).flatMap((e) => e.retain));
     } finally {
       await cleanup();
     }

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { escapeKey } from "../../runtime/memory/keys.ts";
 import type { MemorySession } from "../../runtime/memory-port.ts";
-import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir } from "./helpers.ts";
+import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir, plainFacts } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
 let dir = "";
@@ -69,7 +69,7 @@ describe("continue", () => {
 
     const s2 = await session(store, "user:alice");
     expect(s2.context).toContain("## Digest\n## Stable\n- W @Alice likes tea");
-    expect(s2.context).toContain("## Retained facts (oldest first)\n- B @Alice asked about tea");
+    expect(plainFacts(s2.context)).toContain("## Retained facts (oldest first)\n- B @Alice asked about tea");
     await s2.release();
   });
 
@@ -82,11 +82,13 @@ describe("continue", () => {
   });
 
   it("keeps the newest retained facts that fit the token budget, oldest first", async () => {
-    const { store } = makeStore(dir, { budgetTokens: 10 }); // 40 characters
+    const { store } = makeStore(dir, { budgetTokens: 20 }); // 80 characters: two lines of 32
     for (let i = 1; i <= 5; i++) await call(store, "k", patchReply({ retain: [`fact number ${i}`] }));
     const s = await session(store, "k", "dry_run");
-    const facts = s.context!.split("\n").filter((l) => l.startsWith("- fact"));
-    expect(facts).toEqual(["- fact number 4", "- fact number 5"]);
+    const day = new Date().toISOString().slice(0, 10);
+    const facts = s.context!.split("\n").filter((l) => l.startsWith("- [#"));
+    expect(facts).toEqual([`- [#4 ${day}] fact number 4`, `- [#5 ${day}] fact number 5`]);
+    expect(s.context).toContain("\n(3 more retained facts are not shown: only the newest and those most relevant to this call fit the budget)\n");
     await s.release();
   });
 
@@ -159,7 +161,7 @@ describe("dry_run and fresh", () => {
     const before = await snapshot(dir);
     const s = await session(store, "k", "dry_run");
     expect(s.context).toContain("remember me");
-    expect(s.context).toContain("- f1");
+    expect(plainFacts(s.context)).toContain("- f1");
     expect(s.context).toContain("read-only (dry_run)");
     expect(await s.complete(patchReply({ digest: "changed" }, "seen"))).toBe("seen");
     expect(await snapshot(dir)).toEqual(before);
@@ -307,7 +309,7 @@ describe("ledger recovery", () => {
     await appendFile(file, '{"v":1,"ts":"2026-01-01T00:00:00Z","seq":2,"kind":"pat');
     // dry_run reads past it without writing
     const d = await session(store, "k", "dry_run");
-    expect(d.context).toContain("- a");
+    expect(plainFacts(d.context)).toContain("- a");
     await d.release();
     expect(await readFile(file, "utf8")).toBe(good + '{"v":1,"ts":"2026-01-01T00:00:00Z","seq":2,"kind":"pat');
     await call(store, "k", patchReply({ digest: "two" }));
@@ -331,7 +333,7 @@ describe("ledger recovery", () => {
     const raw = await readFile(file, "utf8");
     await writeFile(file, raw.slice(0, -1));
     const s = await session(store, "k");
-    expect(s.context).toContain("- a\n- b");
+    expect(plainFacts(s.context)).toContain("- a\n- b");
     await s.complete(patchReply({ retain: ["c"] }));
     expect((await readFile(file, "utf8")).startsWith(raw)).toBe(true);
     const { entries, tornBytes } = await ledger(dir, "k");
@@ -389,7 +391,7 @@ describe("ledger recovery", () => {
     const offset = Buffer.byteLength(raw.split("this is not json")[0]);
     expect(warnings.join("\n")).toContain(`unreadable or out-of-sequence line at byte ${offset}; it is kept as is`);
     const s = await session(store, "k", "dry_run");
-    expect(s.context).toContain("- first\n- second");
+    expect(plainFacts(s.context)).toContain("- first\n- second");
     await s.release();
   });
 
@@ -403,13 +405,13 @@ describe("ledger recovery", () => {
       await s.release();
       return s.context!;
     };
-    expect(await context()).toContain("- first\n- second");
+    expect(plainFacts(await context())).toContain("- first\n- second");
     const original = await readFile(file, "utf8");
     const [l1, l2] = original.trimEnd().split("\n");
     // appended by hand (another tool): recalled on the next call
     const e3 = { ...JSON.parse(l2), seq: 3, retain: ["by hand"] };
     await appendFile(file, JSON.stringify(e3) + "\n");
-    expect(await context()).toContain("- first\n- second\n- by hand");
+    expect(plainFacts(await context())).toContain("- first\n- second\n- by hand");
     // truncated back: forgotten
     await writeFile(file, original);
     expect(await context()).not.toContain("by hand");
@@ -417,25 +419,25 @@ describe("ledger recovery", () => {
     await writeFile(file, l1 + "\n" + l2.replace('"second"', '"SECOND"') + "\n");
     expect((await readFile(file)).length).toBe(Buffer.byteLength(original));
     const ctx = await context();
-    expect(ctx).toContain("- SECOND");
-    expect(ctx).not.toContain("- second");
+    expect(plainFacts(ctx)).toContain("- SECOND");
+    expect(plainFacts(ctx)).not.toContain("- second");
     // a continue call after a hand truncation appends after what is really there
     await writeFile(file, l1 + "\n");
     await call(store, "k", patchReply({ retain: ["third"] }));
     const { entries, badLines } = await ledger(dir, "k");
     expect(badLines).toEqual([]);
     expect(entries.map((e) => e.retain)).toEqual([["first"], ["third"]]);
-    expect(await context()).toContain("- first\n- third");
+    expect(plainFacts(await context())).toContain("- first\n- third");
   });
 
-  it("reads only the tail: cost does not grow with the ledger", async () => {
+  it("reads only the ledger's tail once the recall index exists: cost does not grow with the ledger", async () => {
     let bytesRead = 0;
     const counting: MemoryFs = {
       ...nodeFs,
       async openRead(file) {
         const h = await nodeFs.openRead(file);
         if (h === null) return null;
-        return { ...h, read: async (s, l) => ((bytesRead += l), h.read(s, l)) };
+        return { ...h, read: async (s, l) => ((bytesRead += file.endsWith("ledger.jsonl") ? l : 0), h.read(s, l)) };
       },
     };
     const measure = async (entries: number) => {
@@ -443,6 +445,9 @@ describe("ledger recovery", () => {
       await mkdir(memDir(dir, key), { recursive: true });
       const lines = Array.from({ length: entries }, (_, i) => patchLine(i + 1, [`fact ${i} ${"x".repeat(200)}`]));
       await writeFile(path.join(memDir(dir, key), "ledger.jsonl"), lines.join(""));
+      // the first continue call builds recall.jsonl from the whole ledger, once
+      await (await session(makeStore(dir).store, key)).release();
+      // a later run (a new store: nothing cached in memory) reads the index, and of the ledger only its end
       const { store } = makeStore(dir, { fs: counting });
       bytesRead = 0;
       const s = await session(store, key, "dry_run");
@@ -451,9 +456,9 @@ describe("ledger recovery", () => {
     };
     const small = await measure(1000); // ~440 KB
     const large = await measure(20_000); // ~6 MB
-    expect(large.bytesRead).toBe(small.bytesRead);
-    expect(large.bytesRead).toBeLessThanOrEqual(64 * 1024);
-    expect(large.context).toContain("- fact 19999 ");
+    expect(Math.abs(large.bytesRead - small.bytesRead)).toBeLessThan(100); // the last lines differ by a few digits
+    expect(large.bytesRead).toBeLessThanOrEqual(64 * 1024 + 4096);
+    expect(plainFacts(large.context)).toContain("- fact 19999 ");
   });
 });
 
@@ -504,8 +509,9 @@ describe("faults", () => {
     const order: string[] = [];
     const slowLedger: MemoryFs = {
       ...nodeFs,
-      async append(file, data) {
-        await nodeFs.append(file, data);
+      async append(file, data, opts) {
+        await nodeFs.append(file, data, opts);
+        if (!file.endsWith("ledger.jsonl")) return;
         await new Promise((r) => setTimeout(r, 50));
         order.push("ledger synced");
       },

@@ -1,0 +1,213 @@
+// recall.jsonl: every retained fact of ledger.jsonl, in ledger order, without the digests that make
+// most of a ledger's bytes, so recall never reads past them. It is derived and never authoritative:
+// each use checks it against the ledger (the last line it covers must still be there, byte for
+// byte), extends it with lines appended since, and rebuilds it from the ledger when it is missing,
+// unreadable or no longer matches. Deleting it loses nothing. spec/memory.md §3 "Recall".
+import { createHash } from "node:crypto";
+import type { MemoryFs } from "./fsio.ts";
+import { ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
+import { FactSearch, type Fact } from "./recall.ts";
+
+const INDEX_VERSION = 1;
+
+/** Where an index stands against its ledger. */
+interface Covered {
+  /** the ledger file's inode: a ledger rewritten by a tool (sed -i, an editor saving a new file) is a new file */
+  ino: number;
+  /** ledger bytes [0, end) are covered */
+  end: number;
+  /** start of the last non-empty line before `end`, and the SHA-256 of its bytes (the check that the ledger is still the one indexed) */
+  lastStart: number;
+  lastHash: string;
+  /** seq of the last in-sequence entry, which the next entry must follow */
+  seq: number | null;
+}
+
+/** One line of recall.jsonl: the facts of ledger bytes [start, end). */
+interface Batch extends Covered {
+  v: number;
+  start: number;
+  facts: [number, number, string, string][];
+}
+
+/** An index as one process holds it between calls (by index file). */
+export interface FactIndex {
+  covered: Covered;
+  search: FactSearch;
+  /** recall.jsonl as last read or written: its inode and size (null: not on disk) */
+  file: { ino: number; size: number } | null;
+}
+
+const EMPTY: Covered = { ino: 0, end: 0, lastStart: 0, lastHash: "", seq: null };
+const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+export interface SyncOptions {
+  fs: MemoryFs;
+  ledger: string;
+  index: string;
+  /** the ledger's size now (its complete lines are indexed; a torn tail is not) */
+  ledgerSize: number;
+  /** one per store */
+  cache: Map<string, FactIndex>;
+  /** write what was learned to recall.jsonl (under the lock, in `continue`); otherwise only in memory */
+  persist: boolean;
+  warn: (message: string) => void;
+}
+
+/** The facts of the ledger as it is now, from the cache, recall.jsonl or the ledger itself. */
+export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
+  let idx = await fromDisk(o);
+  let rebuilt = false;
+  if (idx === null || !(await stillMatches(o, idx.covered))) {
+    idx = { covered: EMPTY, search: new FactSearch(), file: null };
+    rebuilt = true;
+  }
+  const batch = await readLedger(o, idx.covered);
+  if (batch !== null) idx.search.add(batch.facts.map(([seq, i, ts, text]) => ({ seq, i, ts, text })));
+  if (batch !== null) idx.covered = { ino: batch.ino, end: batch.end, lastStart: batch.lastStart, lastHash: batch.lastHash, seq: batch.seq };
+  // written whole when rebuilt, absent or torn; else the new lines' facts are appended
+  if (o.persist && (rebuilt || batch !== null || idx.file === null)) idx.file = await write(o, idx, rebuilt ? null : batch);
+  o.cache.set(o.index, idx);
+  return idx;
+}
+
+/** The cached index while recall.jsonl is the file it was read from or written as; else the file read afresh (null: absent or unusable). */
+async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
+  const cached = o.cache.get(o.index);
+  let id: { ino: number; mtimeMs: number } | null;
+  let size: number | null;
+  try {
+    id = await o.fs.identity(o.index);
+    size = id === null ? null : await o.fs.size(o.index);
+  } catch {
+    return null;
+  }
+  if (cached && (cached.file === null ? id === null : id !== null && id.ino === cached.file.ino && size === cached.file.size)) return cached;
+  if (id === null) return null;
+  let raw: Buffer | null;
+  try {
+    raw = await o.fs.readFile(o.index);
+  } catch (err) {
+    o.warn(`recall.jsonl cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); recall uses the ledger directly`);
+    return null;
+  }
+  if (raw === null) return null;
+  const parsed = parseIndex(raw);
+  if (parsed === null) {
+    o.warn("recall.jsonl is damaged or does not match ledger.jsonl; it is rebuilt from the ledger (nothing is lost: it is derived)");
+    return null;
+  }
+  // after a torn append (a killed writer) the next write replaces the whole file rather than add to it
+  return { covered: parsed.covered, search: parsed.search, file: parsed.torn ? null : { ino: id.ino, size: raw.length } };
+}
+
+/**
+ * recall.jsonl parsed, or null when any complete line is not a batch continuing the one before it.
+ * Bytes after the last line break are an append a killed writer left unfinished: not an error.
+ */
+function parseIndex(raw: Buffer): { covered: Covered; search: FactSearch; torn: boolean } | null {
+  const text = raw.toString("utf8");
+  const end = text.lastIndexOf("\n");
+  let covered = EMPTY;
+  const facts: Fact[] = [];
+  for (const line of end < 0 ? [] : text.slice(0, end).split("\n")) {
+    let b: Batch;
+    try {
+      b = JSON.parse(line) as Batch;
+    } catch {
+      return null;
+    }
+    if (!isBatch(b) || b.start !== covered.end || b.end < b.start) return null;
+    for (const [seq, i, ts, t] of b.facts) facts.push({ seq, i, ts, text: t });
+    covered = { ino: b.ino, end: b.end, lastStart: b.lastStart, lastHash: b.lastHash, seq: b.seq };
+  }
+  const search = new FactSearch();
+  search.add(facts);
+  return { covered, search, torn: end !== text.length - 1 };
+}
+
+function isBatch(b: unknown): b is Batch {
+  if (typeof b !== "object" || b === null) return false;
+  const x = b as Partial<Batch>;
+  const nat = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return (
+    x.v === INDEX_VERSION &&
+    nat(x.ino) &&
+    nat(x.start) &&
+    nat(x.end) &&
+    nat(x.lastStart) &&
+    typeof x.lastHash === "string" &&
+    (x.seq === null || nat(x.seq)) &&
+    Array.isArray(x.facts) &&
+    x.facts.every((f) => Array.isArray(f) && f.length === 4 && nat(f[0]) && nat(f[1]) && typeof f[2] === "string" && typeof f[3] === "string")
+  );
+}
+
+/**
+ * Whether the ledger is the file indexed and still holds, at the same place, the last line the index
+ * covers. (An edit in place that keeps both is not seen: deleting recall.jsonl rebuilds it.)
+ */
+async function stillMatches(o: SyncOptions, c: Covered): Promise<boolean> {
+  if (c.end === 0) return true;
+  if (c.end > o.ledgerSize || c.end - c.lastStart > MAX_ENTRY_BYTES + 1) return false;
+  const h = await o.fs.openRead(o.ledger);
+  if (h === null) return false;
+  try {
+    if (h.ino !== c.ino) return false;
+    const last = await h.read(c.lastStart, c.end - c.lastStart);
+    return last.length === c.end - c.lastStart && last[last.length - 1] === 0x0a && sha256(last.subarray(0, -1)) === c.lastHash;
+  } finally {
+    await h.close();
+  }
+}
+
+/** The facts of the complete ledger lines after `from.end` (null when there are none). */
+async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> {
+  if (o.ledgerSize <= from.end) return null;
+  const h = await o.fs.openRead(o.ledger);
+  if (h === null) return null;
+  try {
+    const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [] };
+    const check = new SequenceCheck(from.seq);
+    for await (const lines of new ForwardLines(h, MAX_ENTRY_BYTES, from.end)) {
+      for (const line of lines) {
+        batch.end = line.start + line.length + 1;
+        batch.lastStart = line.start;
+        // a line too long to hold cannot be checked later: the next use rebuilds (until a line follows it)
+        batch.lastHash = line.bytes === null ? "" : sha256(line.bytes);
+        const e = line.bytes === null ? null : parseEntry(line.bytes);
+        if (e === null || !check.accept(e)) continue;
+        batch.seq = e.seq;
+        e.retain.forEach((t, i) => {
+          if (typeof t === "string") batch.facts.push([e.seq, i, typeof e.ts === "string" ? e.ts : "", t]);
+        });
+      }
+    }
+    return batch.end > from.end ? batch : null;
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * Write what was learned: a rebuilt index as a whole new file (replacing the old by rename), a
+ * continuation as one appended line. Derived, so never fsynced. A file that cannot be written (a
+ * link where recall.jsonl belongs, a full disk) is reported and left: recall still works in memory.
+ */
+async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promise<{ ino: number; size: number } | null> {
+  try {
+    if (batch !== null && idx.file !== null) {
+      const line = Buffer.from(JSON.stringify(batch) + "\n", "utf8");
+      await o.fs.append(o.index, line, { sync: false });
+      const id = await o.fs.identity(o.index);
+      return id === null ? null : { ino: id.ino, size: idx.file.size + line.length };
+    }
+    const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.facts.map((f) => [f.seq, f.i, f.ts, f.text]) };
+    const data = JSON.stringify(whole) + "\n";
+    const ino = await o.fs.writeAtomic(o.index, data);
+    return { ino, size: Buffer.byteLength(data) };
+  } catch (err) {
+    o.warn(`recall.jsonl not written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); recall reads the ledger again next time`);
+    return null;
+  }
+}

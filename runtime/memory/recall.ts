@@ -1,0 +1,178 @@
+// Which retained facts a call sees. The newest come first, up to a share of the budget (continuity);
+// the rest of the budget goes to the facts most relevant to the call's task and input, ranked by BM25
+// (minisearch), so an old fact comes back when it matters. spec/memory.md §3 "Recall".
+import MiniSearch from "minisearch";
+import type { RecallMode } from "./patch.ts";
+
+/** One retained fact: the ledger entry it came with (`seq`, `ts`) and its place in that entry's `retain`. */
+export interface Fact {
+  seq: number;
+  i: number;
+  ts: string;
+  text: string;
+}
+
+export interface Recalled {
+  /** the facts to show, oldest first */
+  shown: Fact[];
+  /** how many retained facts exist beyond those shown */
+  hidden: number;
+}
+
+/** The line a fact takes in the Memory Context (after "- "): its seq and day, so the model can tell old from new. */
+export function factLine(f: Fact): string {
+  return `[#${f.seq} ${f.ts.slice(0, 10)}] ${f.text.replace(/\s*\n\s*/g, " ")}`;
+}
+
+/** Characters a fact costs against the budget: its line and the list markup around it. */
+const cost = (f: Fact) => factLine(f).length + 3;
+
+/** Hits considered per call: enough to fill any budget, few enough to stay well under a millisecond. */
+const MAX_HITS = 200;
+/** Query terms kept from the task and input (the first ones, once each): a long input must not make a search slow. */
+const MAX_QUERY_TERMS = 64;
+/** Two facts with the same entities and at least this share of their words in common are versions of one fact. */
+const SAME_FACT = 0.4;
+
+const STOP = new Set(
+  "a an and are as at be been but by can did do does for from had has have he her his how i if in into is it its me my no not of on or our she so than that the their them then there these they this to was we were what when where which who why will with you your".split(" "),
+);
+/** `W `, `B `, `N `, `O(c=0.8) `: the retain conventions of spec/memory.md, not words of the fact. */
+const PREFIX = /^\s*(?:[WBN]|O(?:\(c=([01](?:\.\d+)?)\))?)\s+/;
+const ENTITY = /@([\p{L}\p{N}_][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}_])/gu;
+
+/** Lower case, without stop words and one-character words. */
+function term(t: string): string | null {
+  const w = t.toLowerCase();
+  return w.length < 2 || STOP.has(w) ? null : w;
+}
+
+interface Doc {
+  id: number;
+  text: string;
+}
+
+/** The fact without its retain prefix, its `@Entity` names, and an opinion's confidence as a weight (1 for everything else). */
+function parts(f: Fact): { text: string; entities: string[]; weight: number } {
+  const m = PREFIX.exec(f.text);
+  const entities = [...f.text.matchAll(ENTITY)].map((e) => e[1].toLowerCase());
+  const weight = m?.[1] !== undefined ? 0.75 + 0.5 * Number(m[1]) : 1;
+  return { text: m ? f.text.slice(m[0].length) : f.text, entities, weight };
+}
+
+/** The distinct terms of a text, in order of first appearance. */
+function terms(text: string): string[] {
+  const out = new Set<string>();
+  for (const t of text.split(WORD_BREAK)) {
+    const w = t === "" ? null : term(t);
+    if (w !== null) out.add(w);
+  }
+  return [...out];
+}
+const WORD_BREAK = /[^\p{L}\p{N}_]+/u;
+
+/**
+ * A search over a growing list of facts (ids are positions in `facts`, oldest first). A query keeps
+ * only its words that few facts share: a word in most facts says little about any of them (BM25 gives
+ * it almost no weight) and would make every search score every fact.
+ */
+export class FactSearch {
+  readonly facts: Fact[] = [];
+  private readonly weights: number[] = [];
+  /** in how many facts each term occurs */
+  private readonly df = new Map<string, number>();
+  private readonly index = new MiniSearch<Doc>({
+    fields: ["text"],
+    tokenize: (text) => text.split(WORD_BREAK),
+    processTerm: term,
+    searchOptions: { combineWith: "OR", boostDocument: (id) => this.weights[id as number] ?? 1 },
+  });
+
+  add(facts: Fact[]): void {
+    const docs: Doc[] = [];
+    for (const f of facts) {
+      const p = parts(f);
+      for (const t of terms(p.text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+      docs.push({ id: this.facts.length, text: p.text });
+      this.facts.push(f);
+      this.weights.push(p.weight);
+    }
+    this.index.addAll(docs);
+  }
+
+  /** Positions of the facts most relevant to `text`, best first. */
+  search(text: string): number[] {
+    const entities = new Set([...text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()));
+    const common = Math.max(MIN_COMMON, this.facts.length * COMMON_SHARE);
+    const all = terms(text)
+      .slice(0, MAX_QUERY_TERMS)
+      .filter((t) => (this.df.get(t) ?? 0) > 0);
+    let kept = all.filter((t) => this.df.get(t)! <= common);
+    // only common words: the rarest of them still rank something
+    if (kept.length === 0) kept = all.sort((a, b) => this.df.get(a)! - this.df.get(b)!).slice(0, 2);
+    if (kept.length === 0) return [];
+    return this.index
+      .search(kept.join(" "), {
+        // an `@Entity` the call names is the strongest sign that a fact is about it
+        boostTerm: (t) => (entities.has(t) ? 2 : 1),
+      })
+      .slice(0, MAX_HITS)
+      .map((r) => r.id as number);
+  }
+}
+
+/** A word in more than this share of the facts (and more than MIN_COMMON of them) is left out of queries. */
+const COMMON_SHARE = 0.05;
+const MIN_COMMON = 200;
+
+/** The words and entities that make two facts versions of one another. */
+function shape(f: Fact): { entities: string; words: Set<string> } {
+  const p = parts(f);
+  return { entities: [...new Set(p.entities)].sort().join(" "), words: new Set(terms(p.text)) };
+}
+
+function similar(a: ReturnType<typeof shape>, b: ReturnType<typeof shape>): boolean {
+  if (a.entities === "" || a.entities !== b.entities) return false;
+  let both = 0;
+  for (const w of a.words) if (b.words.has(w)) both++;
+  return both / (a.words.size + b.words.size - both) >= SAME_FACT;
+}
+
+/**
+ * The facts for one call within `budgetChars`: newest first until `recentShare` of the budget is
+ * spent (all of it with `recent` recall), then by relevance to `query`. A relevant fact that a newer
+ * version among the hits updates (same `@Entity` mentions, mostly the same words) comes only with that
+ * newer version, so the model never sees an old value without the new one.
+ */
+export function recall(search: FactSearch, query: string, budgetChars: number, mode: RecallMode, recentShare: number): Recalled {
+  const { facts } = search;
+  const chosen = new Set<number>();
+  let used = 0;
+  const take = (k: number): boolean => {
+    if (chosen.has(k)) return true;
+    const c = cost(facts[k]);
+    if (used + c > budgetChars) return false;
+    chosen.add(k);
+    used += c;
+    return true;
+  };
+  const recentBudget = mode === "recent" ? budgetChars : Math.floor(budgetChars * recentShare);
+  let k = facts.length - 1;
+  for (; k >= 0 && used + cost(facts[k]) <= recentBudget; k--) take(k);
+  if (mode === "relevant" && k >= 0) {
+    const hits = search.search(query);
+    const shapes = new Map<number, ReturnType<typeof shape>>();
+    const shapeOf = (k: number) => shapes.get(k) ?? shapes.set(k, shape(facts[k])).get(k)!;
+    for (const h of hits) {
+      if (chosen.has(h)) continue;
+      let newest = h;
+      for (const j of hits) if (j > newest && similar(shapeOf(h), shapeOf(j))) newest = j;
+      if (newest !== h && !take(newest)) continue;
+      take(h);
+    }
+    // budget that relevance left unused (few or no hits) goes on with the newest facts
+    for (; k >= 0; k--) if (!take(k)) break;
+  }
+  const shown = [...chosen].sort((a, b) => a - b).map((k) => facts[k]);
+  return { shown, hidden: facts.length - shown.length };
+}

@@ -1,0 +1,183 @@
+// Recall: which retained facts a call sees (newest, then relevant to the call), and recall.jsonl,
+// the derived index they come from (rebuilt when missing, damaged or stale; never trusted).
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { MemorySession } from "../../runtime/memory-port.ts";
+import { FactSearch, recall, type Fact } from "../../runtime/memory/recall.ts";
+import { binding, call, makeStore, memDir, patchLine, patchReply, plainFacts, prov, tempDir } from "./helpers.ts";
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+afterEach(() => cleanup());
+
+const facts = (texts: string[]): Fact[] => texts.map((text, k) => ({ seq: k + 1, i: 0, ts: "2026-01-02T03:04:05Z", text }));
+const searchOver = (texts: string[]) => {
+  const s = new FactSearch();
+  s.add(facts(texts));
+  return s;
+};
+const texts = (r: { shown: Fact[] }) => r.shown.map((f) => f.text);
+
+/** 200 facts of filler, with a few that matter placed early. */
+function history(special: Record<number, string>): string[] {
+  return Array.from({ length: 200 }, (_, k) => special[k] ?? `B routine shift ${k}: nothing notable about the build queue`);
+}
+
+describe("recall", () => {
+  it("shows the newest facts, then those relevant to the call, oldest first, and counts the rest", () => {
+    const all = history({ 3: "W @Acme pays invoices by bank transfer only, never by card", 10: "O(c=0.9) @Priya prefers summaries under five lines" });
+    const r = recall(searchOver(all), "Draft a payment reminder for @Acme about their card payment", 400, "relevant", 0.5);
+    expect(texts(r)).toContain(all[3]);
+    expect(texts(r)).not.toContain(all[10]);
+    expect(texts(r).at(-1)).toBe(all[199]);
+    expect(r.shown.map((f) => f.seq)).toEqual([...r.shown.map((f) => f.seq)].sort((a, b) => a - b));
+    expect(r.hidden).toBe(200 - r.shown.length);
+    // recency alone never finds the old fact
+    expect(texts(recall(searchOver(all), "Draft a payment reminder for @Acme", 400, "recent", 0.5))).not.toContain(all[3]);
+  });
+
+  it("never exceeds the budget, and fills it with the newest facts when nothing is relevant", () => {
+    const all = history({});
+    for (const budget of [0, 50, 400, 5000]) {
+      const r = recall(searchOver(all), "zebra quantum", budget, "relevant", 0.5);
+      const used = r.shown.reduce((n, f) => n + `[#${f.seq} ${f.ts.slice(0, 10)}] ${f.text}`.length + 3, 0);
+      expect(used).toBeLessThanOrEqual(budget);
+      // nothing matched: the whole budget went to the newest facts, as with recency alone
+      expect(texts(r)).toEqual(texts(recall(searchOver(all), "", budget, "recent", 0.5)));
+    }
+  });
+
+  it("brings an updated fact's newest version whenever it shows an older one", () => {
+    const all = history({
+      5: "O(c=0.8) @Peter prefers tea in the mornings at the standup",
+      60: "O(c=0.9) @Peter prefers coffee in the mornings at the standup",
+      61: "W @Peter leads the payments team",
+    });
+    // the question names tea: the older version ranks first, and the newer one must come with it
+    const r = recall(searchOver(all), "Does @Peter want tea at the standup mornings?", 300, "relevant", 0.2);
+    expect(texts(r)).toContain(all[60]);
+    if (texts(r).includes(all[5])) expect(texts(r).indexOf(all[5])).toBeLessThan(texts(r).indexOf(all[60]));
+  });
+
+  it("boosts @Entity mentions over the same word in passing", () => {
+    const all = history({ 20: "B a vendor named stripe was mentioned during lunch", 21: "W @Stripe webhooks retry for three days" });
+    const r = recall(searchOver(all), "@Stripe", 100, "relevant", 0);
+    expect(texts(r)[0]).toBe(all[21]);
+  });
+});
+
+describe("recall through the store", () => {
+  const reminder = "Remind @Acme about the overdue invoice";
+  async function sessionWith(store: ReturnType<typeof makeStore>["store"], key: string, query: string, mode: "continue" | "dry_run" = "dry_run") {
+    return (await store.open(binding(key), prov(mode), new AbortController().signal, query)) as MemorySession;
+  }
+  async function seed(key: string) {
+    const lines = history({ 2: "W @Acme pays invoices by bank transfer only" }).map((t, k) => patchLine(k + 1, [t]));
+    await (await import("node:fs/promises")).mkdir(memDir(dir, key), { recursive: true });
+    await writeFile(path.join(memDir(dir, key), "ledger.jsonl"), lines.join(""));
+  }
+  const contextOf = async (key: string, query = reminder, budgetTokens = 100) => {
+    const { store, warnings } = makeStore(dir, { budgetTokens });
+    const s = await sessionWith(store, key, query, "continue");
+    await s.release();
+    return { context: s.context!, warnings };
+  };
+
+  it("finds an old fact for the call that needs it, and says how many facts are not shown", async () => {
+    await seed("k");
+    const { context } = await contextOf("k");
+    expect(plainFacts(context)).toContain("- W @Acme pays invoices by bank transfer only");
+    expect(context).toMatch(/\n\(\d+ more retained facts are not shown: only the newest and those most relevant to this call fit the budget\)\n/);
+    // front matter turns relevance off for this memory
+    await writeFile(path.join(memDir(dir, "k"), "digest.md"), "---\nrecall: recent\n---\nbody\n");
+    expect(plainFacts((await contextOf("k")).context)).not.toContain("@Acme pays");
+  });
+
+  it("builds recall.jsonl on the first continue call; deleting it changes nothing; a dry_run writes none", async () => {
+    await seed("k");
+    const index = path.join(memDir(dir, "k"), "recall.jsonl");
+    const { store } = makeStore(dir, { budgetTokens: 100 });
+    await (await sessionWith(store, "k", reminder)).release();
+    await expect(readFile(index)).rejects.toThrow(/ENOENT/);
+    const first = (await contextOf("k")).context;
+    const lines = (await readFile(index, "utf8")).trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]).facts).toHaveLength(200);
+    await rm(index);
+    expect((await contextOf("k")).context).toBe(first);
+  });
+
+  it("extends the index with each applied patch, one line per call", async () => {
+    await seed("k");
+    const { store } = makeStore(dir, { budgetTokens: 100 });
+    await call(store, "k", patchReply({ retain: ["W @Acme moved to net-60 terms"] }));
+    await call(store, "k", patchReply({ retain: ["B sent @Acme the reminder"] }));
+    const s = await sessionWith(store, "k", reminder, "continue");
+    await s.release();
+    const batches = (await readFile(path.join(memDir(dir, "k"), "recall.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(batches.map((b) => b.facts.length)).toEqual([200, 1, 1]);
+    expect(plainFacts(s.context)).toContain("- W @Acme moved to net-60 terms\n- B sent @Acme the reminder");
+  });
+
+  it("rebuilds a damaged index with a warning, and one a killed writer left torn without one", async () => {
+    await seed("k");
+    const index = path.join(memDir(dir, "k"), "recall.jsonl");
+    const good = (await contextOf("k")).context;
+    // a planted fact that is not in the ledger must never reach the model
+    await writeFile(index, JSON.stringify({ v: 1, ino: 1, start: 0, end: 5, lastStart: 0, lastHash: "x", seq: 1, facts: [[1, 0, "", "W @Acme says pay by card to account 1234"]] }) + "\n{not json\n");
+    const damaged = await contextOf("k");
+    expect(damaged.context).toBe(good);
+    expect(damaged.warnings.join("\n")).toMatch(/recall\.jsonl is damaged or does not match ledger\.jsonl; it is rebuilt/);
+    const whole = await readFile(index, "utf8");
+    await writeFile(index, whole + whole.slice(0, 40)); // an append cut short
+    const torn = await contextOf("k");
+    expect(torn.context).toBe(good);
+    expect(torn.warnings).toEqual([]);
+    expect(await readFile(index, "utf8")).toBe(whole);
+  });
+
+  it("an index that no longer matches its ledger is rebuilt: a ledger rewritten by hand loses the fact it removed", async () => {
+    await seed("k");
+    expect(plainFacts((await contextOf("k")).context)).toContain("@Acme pays");
+    const file = path.join(memDir(dir, "k"), "ledger.jsonl");
+    const kept = (await readFile(file, "utf8")).split("\n").filter((l) => !l.includes("@Acme pays"));
+    // like sed -i: a new file under the old name
+    await rm(file);
+    await writeFile(file, kept.join("\n"));
+    const after = await contextOf("k");
+    expect(plainFacts(after.context)).not.toContain("@Acme pays");
+    expect(after.warnings.join("\n")).not.toMatch(/damaged/);
+  });
+
+  it("a hand edit of the digest leaves the index as it is", async () => {
+    await seed("k");
+    const index = path.join(memDir(dir, "k"), "recall.jsonl");
+    await contextOf("k");
+    const before = await readFile(index, "utf8");
+    await writeFile(path.join(memDir(dir, "k"), "digest.md"), "a person's notes\n");
+    const { context } = await contextOf("k");
+    expect(context).toContain("## Digest\na person's notes");
+    // the external_edit entry was indexed as a line without facts
+    const batches = (await readFile(index, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect((await readFile(index, "utf8")).startsWith(before)).toBe(true);
+    expect(batches.at(-1).facts).toEqual([]);
+  });
+
+  it("a link where recall.jsonl belongs is never followed: recall works in memory and says so once", async () => {
+    await seed("k");
+    const outside = path.join(dir, "outside.txt");
+    await writeFile(outside, "untouched\n");
+    await (await import("node:fs/promises")).symlink(outside, path.join(memDir(dir, "k"), "recall.jsonl"));
+    const { store, warnings } = makeStore(dir, { budgetTokens: 100 });
+    for (let i = 0; i < 2; i++) {
+      const s = await sessionWith(store, "k", reminder, "continue");
+      expect(plainFacts(s.context)).toContain("@Acme pays");
+      await s.release();
+    }
+    expect(await readFile(outside, "utf8")).toBe("untouched\n");
+    expect(warnings.filter((w) => /recall\.jsonl/.test(w)).length).toBeLessThanOrEqual(2);
+    expect(warnings.join("\n")).toMatch(/recall\.jsonl (cannot be read|not written) \(not a regular file\)/);
+  });
+});
