@@ -113,6 +113,14 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       const { memoryHistory } = await import("./commands/memory-history.ts");
       exitCode = await memoryHistory(key, flags, io);
     });
+  where(memory.command("diff").description("a unified diff of the digest between entries A and B (B left out: digest.md now)"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .argument("<a>", "an entry's sequence number: the digest as it was after it")
+    .argument("[b]", "another entry's sequence number (default: digest.md now)")
+    .action(async (key: string, a: string, b: string | undefined, flags: MemoryFlags) => {
+      const { memoryDiff } = await import("./commands/memory-history.ts");
+      exitCode = await memoryDiff(key, a, b, flags, io);
+    });
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -1,10 +1,13 @@
 // `vvm memory history KEY`: the digest's versions, from the ledger, and where digest.md stands now.
+// `vvm memory diff KEY A [B]`: a unified diff between the digest as it was after entry A and after entry B
+// (B left out: digest.md now).
 import path from "node:path";
-import type { CliIO } from "../io.ts";
+import { createTwoFilesPatch } from "diff";
+import { UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { digestVersions, type DigestVersion } from "../../runtime/memory/history.ts";
 import { readDigestFile, type DigestFile } from "../../runtime/memory/state.ts";
-import { columns, emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
+import { columns, emit, existing, label, memoryCommand, MissingMemory, shortTime, type WhereFlags } from "./memory.ts";
 import { who } from "./memory-log.ts";
 
 function author(v: DigestVersion, io: CliIO): string {
@@ -14,8 +17,10 @@ function author(v: DigestVersion, io: CliIO): string {
 }
 
 /** Where digest.md stands against the versions: one of them, or a change the ledger does not have yet. */
+const versionOf = (hash: string, versions: DigestVersion[]) => [...versions].reverse().find((v) => v.hash === hash) ?? null;
+
 function current(digest: DigestFile, versions: DigestVersion[]) {
-  const same = [...versions].reverse().find((v) => v.hash === digest.hash);
+  const same = versionOf(digest.hash, versions);
   return { sha256: digest.hash, chars: digest.parsed.unusable ? null : digest.parsed.body.length, version: same?.seq ?? null, unusable: digest.parsed.unusable };
 }
 
@@ -53,5 +58,54 @@ export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promis
       out += `(vvm memory diff ${JSON.stringify(loc.key)} A [B] compares two versions; B defaults to digest.md now)\n`;
       return out;
     });
+  });
+}
+
+function seqArg(text: string, name: string): number {
+  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`${name} ${JSON.stringify(text)}: expected an entry's sequence number (vvm memory history lists them)`);
+  return Number(text);
+}
+
+interface Side {
+  /** the entry asked for; null: digest.md now */
+  seq: number | null;
+  /** the version in effect then */
+  version: DigestVersion | null;
+  body: string;
+  title: string;
+}
+
+export function memoryDiff(key: string, a: string, b: string | undefined, flags: WhereFlags, io: CliIO): Promise<number> {
+  return memoryCommand(io, async () => {
+    const seqs = [seqArg(a, "A"), ...(b === undefined ? [] : [seqArg(b, "B")])];
+    const loc = await existing(key, flags, io);
+    const found = await digestVersions(nodeFs, path.join(loc.dir, "ledger.jsonl"), seqs);
+    const last = found?.last ?? 0;
+    const side = (seq: number): Side => {
+      if (seq > last) throw new MissingMemory(`${label(loc)} has no entry ${seq}; its last entry is ${last}`);
+      const at = found?.at.get(seq);
+      if (at === undefined) throw new MissingMemory(`${label(loc)}: the ledger does not hold the digest as it was after entry ${seq}`);
+      const v = at.version;
+      if (at.body === null) throw new MissingMemory(`${label(loc)}: the digest of entry ${v.seq} is not in the ledger (${v.reason ?? "not recorded"})`);
+      return { seq, version: v, body: at.body, title: `after entry ${seq}${v.seq !== seq ? ` (version ${v.seq})` : ""}${v.seq === 0 ? "" : `, ${shortTime(v.ts)}`}` };
+    };
+    const left = side(seqs[0]);
+    let right: Side;
+    if (seqs.length > 1) right = side(seqs[1]);
+    else {
+      const now = await readDigestFile(nodeFs, path.join(loc.dir, "digest.md"));
+      if (now.parsed.unusable) throw new MissingMemory(`${label(loc)}: ${now.parsed.unusable}; give B to compare two versions`);
+      right = { seq: null, version: versionOf(now.hash, found?.versions ?? []), body: now.parsed.body, title: "digest.md now" };
+    }
+    const patch = left.body === right.body ? "" : createTwoFilesPatch("a/digest.md", "b/digest.md", left.body, right.body, left.title, right.title, { context: 3 }).replace(/^=+\n/, "");
+    const json = {
+      key: loc.key,
+      scope: loc.scope,
+      a: { seq: left.seq, version: left.version?.seq ?? null },
+      b: { seq: right.seq, version: right.version?.seq ?? null },
+      identical: patch === "",
+      diff: patch,
+    };
+    return emit(io, flags, json, () => patch);
   });
 }

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { applyPatch } from "diff";
 import { describe, expect, it } from "vitest";
 import { runCli, type CliResult } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
@@ -132,10 +133,59 @@ describe("vvm memory, on a memory built by real runs", () => {
     expect(json.torn_bytes).toBe(54);
   });
 
+  it("diff: a unified diff between the digest after two entries, or after one entry and digest.md now", async () => {
+    const dir = await builtProject();
+    const run = async (...args: string[]) => ok(await runCli(["memory", "diff", KEY, ...args], { cwd: dir })).stdout;
+    const v1 = "## Open\n- VND-221 card-processor timeouts\n";
+    const v3 = "## Open\n- VND-221 vendor answered\n- api 4.18.3 deployed\n";
+    const d13 = await run("1", "3");
+    expect(d13).toMatch(/^--- a\/digest\.md\tafter entry 1, \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\n\+\+\+ b\/digest\.md\tafter entry 3, .*Z\n@@ -1,2 \+1,3 @@\n/);
+    expect(d13).toContain("\n-- VND-221 card-processor timeouts\n+- VND-221 vendor answered\n+- api 4.18.3 deployed\n");
+    expect(applyPatch(v1, d13)).toBe(v3);
+    // entry 4 was rejected: the digest after it is still version 3, and so is digest.md now
+    expect(await run("4")).toBe("");
+    expect(await run("3", "4")).toBe("");
+    expect(applyPatch("", await run("0", "1"))).toBe(v1);
+    expect(await run("2", "1")).toMatch(/^--- a\/digest\.md\tafter entry 2, .*\n\+\+\+ b\/digest\.md\tafter entry 1, .*\n@@ -1,3 \+1,2 @@\n ## Open\n - VND-221 card-processor timeouts\n-- hand note: vendor call at 10:00\n$/);
+    const file = path.join(memDir(dir, KEY), "digest.md");
+    await appendFile(file, "- rotate the vendor's API key\n");
+    const now = await run("3");
+    expect(now).toMatch(/\+\+\+ b\/digest\.md\tdigest\.md now\n@@ -1,3 \+1,4 @@\n/);
+    expect(applyPatch(v3, now)).toBe(v3 + "- rotate the vendor's API key\n");
+    const json = JSON.parse(await run("4", "--json"));
+    expect(json).toMatchObject({ key: KEY, a: { seq: 4, version: 3 }, b: { seq: null, version: null }, identical: false });
+    expect(json.diff).toBe(now.replace("after entry 3", "after entry 4 (version 3)"));
+    const mistakes: [string[], number, string][] = [
+      [["9"], 1, 'vvm: memory project:"oncall:payments" has no entry 9; its last entry is 4\n'],
+      [["x"], 64, 'vvm: A "x": expected an entry\'s sequence number (vvm memory history lists them)\n'],
+      [["1", "-2"], 64, ""],
+    ];
+    for (const [args, code, stderr] of mistakes) {
+      const res = await runCli(["memory", "diff", KEY, ...args], { cwd: dir });
+      expect(res.code).toBe(code);
+      if (stderr) expect(res.stderr).toBe(stderr);
+      expect(res.stdout).toBe("");
+    }
+  });
+
+  it("diff and history: a hand edit whose content the ledger did not keep (a likely secret) is named, not shown", async () => {
+    const dir = await builtProject();
+    const file = path.join(memDir(dir, KEY), "digest.md");
+    const token = "ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7";
+    await writeFile(file, `## Open\n- deploy token ${token}\n`);
+    ok(await runCli(["run", "s1.vvm", "--script", "script.yaml"], { cwd: dir }));
+    const hist = ok(await runCli(["memory", "history", KEY], { cwd: dir })).stdout;
+    expect(hist).toMatch(/^ {2}\[6\] .*a person \(edited digest\.md by hand\) +content not recorded: digest\.md was changed outside the runtime \(content not recorded: github\/GITHUB_TOKEN in digest line 2\)$/m);
+    const res = await runCli(["memory", "diff", KEY, "6"], { cwd: dir });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments": the digest of entry 6 is not in the ledger \(digest\.md was changed outside the runtime \(content not recorded: github/);
+    for (const args of [["log", KEY], ["history", KEY, "--json"], ["diff", KEY, "5", "7"]]) expect((await runCli(["memory", ...args], { cwd: dir })).stdout).not.toContain(token);
+  });
+
   it("reading writes nothing: every file, size, mode and mtime is the same after every command", async () => {
     const dir = await builtProject();
     const before = await snapshot(dir);
-    const commands = [["ls"], ["ls", "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"]];
+    const commands = [["ls"], ["ls", "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"], ["diff", KEY, "1"], ["diff", KEY, "1", "3", "--json"]];
     for (const c of commands) ok(await runCli(["memory", ...c], { cwd: dir }));
     expect(await snapshot(dir)).toEqual(before);
   });
