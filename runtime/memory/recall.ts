@@ -31,6 +31,8 @@ const cost = (f: Fact) => factLine(f).length + 3;
 const MAX_HITS = 200;
 /** Query terms kept from the task and input (the first ones, once each): a long input must not make a search slow. */
 const MAX_QUERY_TERMS = 64;
+/** The shortest line a fact can take: once less budget than this is left, nothing more fits. */
+const MIN_LINE = "[#1 2026-01-01] x".length + 3;
 /** Two facts with the same entities and at least this share of their words in common are versions of one fact. */
 const SAME_FACT = 0.4;
 
@@ -163,11 +165,14 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
     const hits = search.search(query);
     const shapes = new Map<number, ReturnType<typeof shape>>();
     const shapeOf = (k: number) => shapes.get(k) ?? shapes.set(k, shape(facts[k])).get(k)!;
+    // newest first: the first similar one is the newest version
+    const byAge = [...hits].sort((a, b) => b - a);
     for (const h of hits) {
+      if (budgetChars - used < MIN_LINE) break;
       if (chosen.has(h)) continue;
-      let newest = h;
-      for (const j of hits) if (j > newest && similar(shapeOf(h), shapeOf(j))) newest = j;
-      if (newest !== h && !take(newest)) continue;
+      const mine = shapeOf(h);
+      const newest = mine.entities === "" ? h : (byAge.find((j) => j <= h || similar(mine, shapeOf(j))) ?? h);
+      if (newest > h && !take(newest)) continue;
       take(h);
     }
     // budget that relevance left unused (few or no hits) goes on with the newest facts
