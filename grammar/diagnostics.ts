@@ -2,7 +2,7 @@
 // src/commands/report.ts).
 import type { Span } from "./ast.ts";
 
-/** Every code the spec defines (LANGUAGE.md §13) plus the project's own additions (see spec/diagnostics.md). */
+/** Every code upstream's spec defines (spec/language.md §16) plus the project's own additions (see spec/diagnostics.md). */
 export const CODES = {
   E001: "syntax error",
   E002: "indentation error",

@@ -4,7 +4,7 @@ import { durationMs } from "./duration.ts";
 import { MEMORY_MODES, type MemoryMode } from "./memory-port.ts";
 import { thrown, typeName, type Site, type Value } from "./values.ts";
 
-/** Portable agent-call options (LANGUAGE.md §4); the validator warns W050 about any other. */
+/** Portable agent-call options (spec/language.md §4.1); the validator warns W050 about any other. */
 export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode"] as const;
 export const BACKOFFS = ["fixed", "exponential"] as const;
 export type Backoff = (typeof BACKOFFS)[number];
@@ -48,7 +48,7 @@ export function parseCallOptions(options: Map<string, Value>, site: Site): CallO
         out.memoryMode = v;
         break;
       default:
-        // ignored (LANGUAGE.md §4); the validator has already reported it as W050, with its position
+        // ignored (spec/language.md §4.1); the validator has already reported it as W050, with its position
         break;
     }
   }

@@ -1,4 +1,4 @@
-// How values appear inside a rendered template (LANGUAGE.md §4). In a call's or a judge's template,
+// How values appear inside a rendered template (spec/language.md §4.2). In a call's or a judge's template,
 // short strings and scalars go in verbatim and anything large or structured becomes a bounded preview
 // whose note says whether the input carries it whole. A bare template (a string the program builds,
 // sent nowhere by itself) renders every value whole.

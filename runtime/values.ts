@@ -127,7 +127,7 @@ export function typeName(v: Value): string {
 export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
   // booleans, numbers and strings (the common case)
   if (typeof a !== "object" && typeof b !== "object") return a === b;
-  // a function or an agent compares with nothing, itself included (LANGUAGE.md §2)
+  // a function or an agent compares with nothing, itself included (spec/language.md §2)
   const fa = isFunction(a) || a instanceof VAgent;
   if (fa || isFunction(b) || b instanceof VAgent) {
     throw thrown(fa && a === b ? `cannot compare ${typeName(a)} values` : `cannot compare ${typeName(a)} with ${typeName(b)}`, site);

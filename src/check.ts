@@ -1,5 +1,5 @@
 // `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
-// all diagnostics (LANGUAGE.md §13). Never throws for a user's mistake; spec/diagnostics.md lists every code.
+// all diagnostics (spec/language.md §16). Never throws for a user's mistake; spec/diagnostics.md lists every code.
 import type { AgentDecl, ExportStmt, Program, Span } from "../grammar/ast.ts";
 import { diagnostic, sortDiagnostics, sourceLine, type Diagnostic } from "../grammar/diagnostics.ts";
 import { expressionKey } from "../grammar/index.ts";

@@ -1,4 +1,4 @@
-// map, filter, reduce: in order, fail fast on an error value, raises propagate (LANGUAGE.md §12).
+// map, filter, reduce: in order, fail fast on an error value, raises propagate (spec/language.md §15).
 // Each stays synchronous while the callback does, and continues asynchronously from the first pending result.
 import { isErrorValue, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, needList, poll } from "./args.ts";

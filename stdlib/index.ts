@@ -1,4 +1,4 @@
-// The standard library (LANGUAGE.md §12): in scope in every module, shadowed by module and local names.
+// The standard library (spec/language.md §15): in scope in every module, shadowed by module and local names.
 import type { CallEnv, Site, Value, VFunction } from "../runtime/values.ts";
 import { len, pack, perm, range } from "./basics.ts";
 import { filter, map, reduce } from "./collections.ts";

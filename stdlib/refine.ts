@@ -1,4 +1,4 @@
-// refine(seed, max, done, step): the library loop of LANGUAGE.md §12, stepping synchronously while it can.
+// refine(seed, max, done, step): the library loop of spec/language.md §15, stepping synchronously while it can.
 import { thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, poll } from "./args.ts";
 import { SIGNATURES } from "./signatures.ts";

@@ -1,4 +1,4 @@
-// Agent configurations: derivation with `.with(...)` (LANGUAGE.md §3 merge rule) and inline agents.
+// Agent configurations: derivation with `.with(...)` (spec/language.md §3 merge rule) and inline agents.
 import { VAgent, type Site, type Value, type VObject } from "../values.ts";
 
 /** Scalars replace, objects merge one level deep (override keys win), lists replace. */

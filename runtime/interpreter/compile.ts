@@ -1,6 +1,6 @@
 // Compiles one module's AST into JS closures, once. Everything that cannot suspend becomes a plain
 // synchronous closure; only nodes that may reach an agent call, a judge or an unknown callee get an
-// async closure (NOTES.md "Interpreter speed"). The two kinds compose: async nodes call sync children directly.
+// async closure (spec/semantics.md, "How the evaluator stays fast"). The two kinds compose: async nodes call sync children directly.
 import type { AgentRef, DefStmt, Expr, KwArg, Span, Stmt, Template } from "../../grammar/ast.ts";
 import type { ModuleInfo } from "../../src/program.ts";
 import type { RunContext } from "../context.ts";
@@ -216,7 +216,7 @@ export class ModuleCompiler {
     }
   }
 
-  /** Reads a name (LANGUAGE.md §6): local, enclosing function, module, agent namespace, standard library. */
+  /** Reads a name (spec/language.md §6): local, enclosing function, module, agent namespace, standard library. */
   name(name: string, scope: Scope, span: Span): SyncE {
     const r = resolve(scope, name, this.names);
     const site = this.site(span);
@@ -544,7 +544,7 @@ export class ModuleCompiler {
     });
   }
 
-  /** Evaluates to the VAgent an `@...` reference denotes (LANGUAGE.md §3). */
+  /** Evaluates to the VAgent an `@...` reference denotes (spec/language.md §3). */
   agentRef(ref: AgentRef, scope: Scope): CE {
     const site = this.site(ref.span);
     if (ref.kind === "InlineAgent") {
@@ -1002,7 +1002,7 @@ export class ModuleCompiler {
     const agents = this.ctx.agents;
     return AS(async (f) => {
       const v = read(f);
-      // attempts/time/budget are hints for refinement loops (LANGUAGE.md §8): evaluated, never acted on.
+      // attempts/time/budget are hints for refinement loops (spec/language.md §8.3): evaluated, never acted on.
       if (hints.async) await hints.run(f);
       else hints.run(f);
       const requirements: Value[] = [];
@@ -1057,7 +1057,7 @@ export class ModuleCompiler {
   }
 
   /**
-   * try/except/finally (LANGUAGE.md §8): `except` sees raises only; `finally` always runs (not on Ctrl-C);
+   * try/except/finally (spec/language.md §10): `except` sees raises only; `finally` always runs (not on Ctrl-C);
    * a raise in `finally` replaces what was propagating, and a return/break/continue there wins over both.
    */
   private tryStmt(s: Stmt & { kind: "Try" }, c: Ctx): CS {

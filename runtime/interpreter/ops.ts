@@ -1,4 +1,4 @@
-// Operators, member access and indexing: the value-level rules of LANGUAGE.md §2 and the dialect.
+// Operators, member access and indexing: the value-level rules of spec/language.md §2 and the dialect.
 import type { BinaryOp } from "../../grammar/ast.ts";
 import {
   thrown,

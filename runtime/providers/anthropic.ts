@@ -175,7 +175,7 @@ function textOf(blocks: ContentBlock[]): string {
   return out;
 }
 
-/** SDK failures → the error kinds of LANGUAGE.md §4 (see spec/agent-calls.md for the table). */
+/** SDK failures → the error kinds of spec/language.md §2 and §4.1 (see spec/agent-calls.md for the table). */
 function toProviderError(err: unknown): ProviderError {
   if (err instanceof Anthropic.APIUserAbortError) {
     // The call layer tells a timeout from a cancellation by which signal fired; this is only a fallback.

@@ -7,10 +7,10 @@ import { perm } from "../../stdlib/basics.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { isLambda } from "./scopes.ts";
 
-/** Portable agent configuration keys (LANGUAGE.md §3); others warn W020 and pass through. */
+/** Portable agent configuration keys (spec/language.md §3); others warn W020 and pass through. */
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
 
-/** Portable agent-call options (LANGUAGE.md §4); others warn W050 and are ignored. The runtime owns the lists. */
+/** Portable agent-call options (spec/language.md §4.1); others warn W050 and are ignored. The runtime owns the lists. */
 export const CALL_OPTIONS: ReadonlySet<string> = new Set(CALL_OPTION_LIST);
 const MEMORY_MODES: ReadonlySet<string> = new Set(MEMORY_MODE_LIST);
 const MEMORY_SCOPES: ReadonlySet<string> = new Set(MEMORY_SCOPE_LIST);

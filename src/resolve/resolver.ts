@@ -1,5 +1,5 @@
 // The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
-// (LANGUAGE.md §13) against the module's scope layout, which the interpreter then reads (LANGUAGE.md §6).
+// (spec/language.md §16) against the module's scope layout, which the interpreter then reads (spec/language.md §6).
 // It collects every problem; it never stops at the first.
 import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../../grammar/ast.ts";
 import { diagnostic, type Code, type Diagnostic } from "../../grammar/diagnostics.ts";

@@ -1,4 +1,4 @@
-// Name bindings and scopes (LANGUAGE.md §6): which names a `def` or a module binds, and their frame slots.
+// Name bindings and scopes (spec/language.md §6): which names a `def` or a module binds, and their frame slots.
 import type { DefStmt, Program, Span, Stmt } from "../../grammar/ast.ts";
 
 export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param";
@@ -102,7 +102,7 @@ export function scopeBindings(body: readonly Stmt[]): readonly Binding[] {
 
 /**
  * One function body or a module's top level: the names it binds and the frame slot of each, written once
- * by the checker and only read by the interpreter (LANGUAGE.md §6: a name bound anywhere in a body is
+ * by the checker and only read by the interpreter (spec/language.md §6: a name bound anywhere in a body is
  * local to all of it).
  */
 export class Scope {

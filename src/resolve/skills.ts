@@ -1,4 +1,4 @@
-// The program-wide skill registry (LANGUAGE.md §10): skill name → source, built module by module in load order.
+// The program-wide skill registry (spec/language.md §12): skill name → source, built module by module in load order.
 import type { Program } from "../../grammar/ast.ts";
 import { diagnostic, type Diagnostic } from "../../grammar/diagnostics.ts";
 

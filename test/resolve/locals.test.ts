@@ -1,4 +1,4 @@
-// Scope layouts (LANGUAGE.md §6): each scope's names and frame slots, as the checker writes them once and the interpreter reads them.
+// Scope layouts (spec/language.md §6): each scope's names and frame slots, as the checker writes them once and the interpreter reads them.
 import { afterEach, describe, expect, it } from "vitest";
 import type { DefStmt, Stmt } from "../../grammar/ast.ts";
 import { checkProgram } from "../../src/check.ts";
