@@ -19,4 +19,5 @@ export const SIGNATURES: Record<StdlibName, Signature> = {
   filter: { params: ["items", "pred"], fnParams: [1] },
   reduce: { params: ["items", "f", "init"], fnParams: [1] },
   refine: { params: ["seed", "max", "done", "step"], fnParams: [2, 3] },
+  json: { params: ["text"], fnParams: [] },
 };
