@@ -5,6 +5,7 @@ import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
 import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
 import type { LogFlags } from "./commands/memory-log.ts";
+import type { ShowFlags } from "./commands/memory-show.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -97,6 +98,15 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     const { memoryLs } = await import("./commands/memory-ls.ts");
     exitCode = await memoryLs(flags, io);
   });
+  where(memory.command("show").description("settings, digest and the facts the next call is shown; --context: the exact Memory Context"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .option("--context", "print the exact Memory Context a continue call would send now")
+    .option("--task <text>", "the call's task and input, which relevance recall ranks the facts against")
+    .option("--memory-budget <tokens>", "token budget for retained facts, as vvm run --memory-budget", positiveInt, 2000)
+    .action(async (key: string, flags: ShowFlags) => {
+      const { memoryShow } = await import("./commands/memory-show.ts");
+      exitCode = await memoryShow(key, flags, io);
+    });
   where(memory.command("log").description("ledger entries, newest last: [seq] kind  time  agent@program:line  summary"))
     .argument("<key>", "the memory's key, as the program writes it")
     .option("--kind <kinds>", "only these kinds, separated by commas (patch, rejected, external_edit, repair)")

@@ -12,6 +12,7 @@ import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
 import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, Session, type StoreShared } from "./session.ts";
+import { budgetChars } from "./state.ts";
 
 export interface MemoryStoreOptions {
   /** directory of the entry program: `project` scope and relative `path`s resolve against it */
@@ -32,9 +33,6 @@ export interface MemoryStoreOptions {
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
 
-/** Rough characters per token, for the retained-facts budget. */
-const CHARS_PER_TOKEN = 4;
-
 const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
 
 /** "held by pid 123 on host since 12:03:01", as far as the lock file says. */
@@ -50,7 +48,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const reported = new Set<string>();
   const shared: StoreShared = {
     fs,
-    retainChars: Math.max(0, Math.floor(opts.budgetTokens * CHARS_PER_TOKEN)),
+    retainChars: budgetChars(opts.budgetTokens),
     tails: new Map<string, TailCache>(),
     facts: new Map<string, FactIndex>(),
     sessions: new Set<Session>(),

@@ -7,11 +7,13 @@ import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { scanTail, type LedgerEntry } from "./ledger.ts";
 import { readHolder, type Holder } from "./lock.ts";
-import { digestState, MAX_SCAN_BYTES, parseMeta, readDigestFile, type DigestFile, type DigestState, type Meta } from "./state.ts";
+import { memoryContext } from "./prompt.ts";
+import type { Recalled } from "./recall.ts";
+import { budgetChars, digestState, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, type DigestFile, type DigestState, type Meta } from "./state.ts";
 
 /** A memory's files, as `vvm memory` reads them. */
 export function memoryFiles(dir: string) {
-  return { digest: path.join(dir, "digest.md"), ledger: path.join(dir, "ledger.jsonl"), meta: path.join(dir, "meta.json"), lock: path.join(dir, "lock") };
+  return { digest: path.join(dir, "digest.md"), ledger: path.join(dir, "ledger.jsonl"), meta: path.join(dir, "meta.json"), lock: path.join(dir, "lock"), recall: path.join(dir, "recall.jsonl") };
 }
 
 /** A memory that cannot be read at all (its directory is a link out of its root, or not a directory). */
@@ -137,7 +139,7 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
     warnings.push(`${ledger.problem}; every continue call on this memory fails until it is fixed by hand`);
   }
 
-  const state = ledger.problem === null ? digestState(digest.hash, ledger.last, meta) : ({ kind: "clean" } as const);
+  const state: DigestState = ledger.problem === null ? digestState(digest.hash, ledger.last, meta) : { kind: "clean", known: digest.hash };
   switch (state.kind) {
     case "clean":
       break;
@@ -158,6 +160,31 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
   if (locked) notes.push(`in use: ${describeHolder(lock)}`);
   for (const name of names.filter(isOrphanName).sort()) warnings.push(`${name} was left by an interrupted write; the next continue call removes it`);
   return { loc, digest, meta, ledger, state, lock, locked, warnings, notes };
+}
+
+/**
+ * What a `continue` call with this task and input would be shown now: the facts recall picks within the
+ * budget and the whole Memory Context. Nothing is written (recall.jsonl is read, never brought up to
+ * date). A memory that needs recovery first (an interrupted update, §7) is shown as it stands.
+ */
+export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: string; budgetTokens: number; warn: (message: string) => void }): Promise<{ facts: Recalled; context: string }> {
+  const files = memoryFiles(i.loc.dir);
+  const facts =
+    i.ledger.problem !== null
+      ? { shown: [], hidden: 0 }
+      : await recalledFacts({
+          fs: o.fs,
+          ledger: files.ledger,
+          index: files.recall,
+          ledgerSize: i.ledger.size,
+          settings: i.digest.parsed.settings,
+          query: o.query,
+          budgetChars: budgetChars(o.budgetTokens),
+          cache: new Map(),
+          persist: false,
+          warn: o.warn,
+        });
+  return { facts, context: memoryContext(i.loc, i.digest.parsed, facts, "continue") };
 }
 
 /** "held by pid 123 on host since 2026-01-02T03:04:05Z", as far as the lock file says. */

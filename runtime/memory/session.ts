@@ -1,8 +1,7 @@
 // One call's hold on a memory: the transaction. Under the lock the store took, a session recovers what a
 // crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
 // applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
-import { syncFacts, type FactIndex } from "./fact-index.ts";
-import { recall } from "./recall.ts";
+import type { FactIndex } from "./fact-index.ts";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
@@ -10,14 +9,12 @@ import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsi
 import { BindingError, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
 import { LEDGER_VERSION, MAX_SEQ, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
 import type { HeldLock } from "./lock.ts";
-import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, unusableDigest, type ParsedDigest, type Patch } from "./patch.ts";
+import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
 import { memoryContext } from "./prompt.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
+import { digestState, EMPTY_HASH, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, type Meta } from "./state.ts";
 
 const SCHEMA_VERSION = 1;
-/** Most ledger bytes read from the end per call, however long the ledger grows. */
-const MAX_SCAN_BYTES = 1024 * 1024;
-export const EMPTY_HASH = sha256("");
 
 /**
  * A digest.md that a commit replaced keeps a second name until the next call has looked at it:
@@ -36,20 +33,6 @@ const MAX_REPLACED = 4;
 interface Replaced {
   name: string;
   mtimeMs: number;
-}
-
-interface Meta {
-  schema: number;
-  key: string;
-  scope: string;
-  created_at: string;
-  last_used_at: string;
-  last_mode: MemoryMode;
-  digest_sha256: string;
-  /** bumped by every apply; a writer that finds a different value than it loaded refuses to write */
-  generation: number;
-  /** the ledger's last sequence number, a fallback when no entry is readable near its end */
-  last_seq: number;
 }
 
 /** What the sessions of one store share. */
@@ -176,17 +159,19 @@ export class Session implements MemorySession {
       await this.recover(scan.size, scan.tornBytes, scan.last);
       await this.settleReplaced(replaced);
     }
-    const index = await syncFacts({
+    const facts = await recalledFacts({
       fs,
       ledger: files.ledger,
       index: files.recall,
       ledgerSize: this.ledgerSize,
+      settings: this.parsed.settings,
+      query: this.query,
+      budgetChars: this.shared.retainChars,
       cache: this.shared.facts,
       persist: writing,
       warn: (m) => this.shared.warnOnce(this.loc, `recall:${m}`, m),
     });
-    const { settings } = this.parsed;
-    this.context = memoryContext(this.loc, this.parsed, recall(index.search, this.query, this.shared.retainChars, settings.recall, settings.recentShare), this.mode);
+    this.context = memoryContext(this.loc, this.parsed, facts, this.mode);
   }
 
   async complete(replyText: string): Promise<string> {
@@ -241,14 +226,11 @@ export class Session implements MemorySession {
       this.seq = e.seq;
       this.warn(`repaired ledger.jsonl: removed an incomplete last line (${tornBytes} bytes)`);
     }
-    const known = last?.digest_after ?? meta?.digest_sha256 ?? EMPTY_HASH;
-    if (this.hash === known) return;
-    // meta.json is written after digest.md: when it already records this entry's result, the update
-    // finished and digest.md was changed since (a person restoring the old digest), not left half-done
-    const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
-    const content = !finished && last?.kind === "patch" && last.digest_before === this.hash ? await this.rollForward(last) : null;
+    const state = digestState(this.hash, last, meta);
+    if (state.kind === "clean") return;
+    const content = state.kind === "interrupted" && last !== null ? await this.rollForward(last) : null;
     if (content === null || last === null) {
-      await this.recordExternalEdit(known);
+      await this.recordExternalEdit(state.known);
       return;
     }
     // the ledger has the patch but the crash came before digest.md was replaced: finish it, under
@@ -384,25 +366,9 @@ export class Session implements MemorySession {
    * both classifies the file and reads it. With `watch`, a usable file is kept open for the commit.
    */
   private async readDigest(watch = false): Promise<{ parsed: ParsedDigest; hash: string; watch: Watch | null }> {
-    const unusable = (reason: string) => ({ parsed: unusableDigest(reason), hash: sha256(reason), watch: null });
-    let h: ReadHandle | null;
-    try {
-      h = await this.fs.openRead(this.files.digest);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === NOT_REGULAR) return unusable((err as Error).message);
-      throw err;
-    }
-    if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH, watch: { handle: null, hash: EMPTY_HASH } };
-    let kept = false;
-    try {
-      if (h.size > MAX_DIGEST_FILE_BYTES) return unusable(`digest.md is ${h.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`);
-      const raw = await h.read(0, h.size);
-      const hash = sha256(raw);
-      kept = watch;
-      return { parsed: parseDigest(raw), hash, watch: watch ? { handle: h, hash } : null };
-    } finally {
-      if (!kept) await h.close();
-    }
+    const { parsed, hash, size, handle } = await readDigestFile(this.fs, this.files.digest, watch);
+    // no digest.md: a commit watches for one appearing; an unusable one is never replaced
+    return { parsed, hash, watch: size === null && !parsed.unusable ? { handle: null, hash } : handle !== null ? { handle, hash } : null };
   }
 
   private async readMeta(): Promise<Meta | null> {
@@ -415,16 +381,9 @@ export class Session implements MemorySession {
       return null;
     }
     if (raw === null) return null;
-    try {
-      const m = JSON.parse(raw.toString("utf8")) as Meta;
-      // the numbers feed new sequence numbers and the writers' generation check: whole and finite, or ignored
-      const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
-      if (typeof m !== "object" || m === null || !count(m.generation) || !count(m.last_seq) || typeof m.digest_sha256 !== "string") throw new Error("shape");
-      return m;
-    } catch {
-      this.shared.warnOnce(this.loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
-      return null;
-    }
+    const meta = parseMeta(raw);
+    if (meta === null) this.shared.warnOnce(this.loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
+    return meta;
   }
 
   private async recordExternalEdit(before: string, why = "digest.md was changed outside the runtime") {

@@ -2,10 +2,12 @@
 // meta.json checked, and how digest.md stands against the ledger's last entry. Calls read them the
 // same way under the lock (spec/memory.md §1, §5, §7); the `vvm memory` commands read them bare.
 import type { MemoryMode } from "../memory-port.ts";
+import { syncFacts, type FactIndex } from "./fact-index.ts";
 import { NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { sha256 } from "./keys.ts";
 import type { LedgerEntry } from "./ledger.ts";
-import { MAX_DIGEST_FILE_BYTES, parseDigest, unusableDigest, type ParsedDigest } from "./patch.ts";
+import { MAX_DIGEST_FILE_BYTES, parseDigest, unusableDigest, type DigestSettings, type ParsedDigest } from "./patch.ts";
+import { recall, type Recalled } from "./recall.ts";
 
 export const EMPTY_HASH = sha256("");
 /** Most ledger bytes read from the end to find the last entry and the newest facts, however long the ledger grows. */
@@ -80,14 +82,46 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
  * completes it when the entry's digest passes the patch checks), or changed by someone else (`edited`:
  * the next `continue` call records it). §7.
  */
-export type DigestState = { kind: "clean" } | { kind: "interrupted"; seq: number } | { kind: "edited"; after: number | null };
+export type DigestState = ({ kind: "clean" } | { kind: "interrupted"; seq: number } | { kind: "edited"; after: number | null }) & {
+  /** the hash of the digest the runtime last produced */
+  known: string;
+};
 
 export function digestState(hash: string, last: LedgerEntry | null, meta: Meta | null): DigestState {
   const known = last?.digest_after ?? meta?.digest_sha256 ?? EMPTY_HASH;
-  if (hash === known) return { kind: "clean" };
+  if (hash === known) return { kind: "clean", known };
   // meta.json is written after digest.md: when it already records this entry's result, the update
   // finished and digest.md was changed since (a person restoring the old digest), not left half-done
   const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
-  if (!finished && last?.kind === "patch" && last.digest_before === hash) return { kind: "interrupted", seq: last.seq };
-  return { kind: "edited", after: last?.seq ?? null };
+  if (!finished && last?.kind === "patch" && last.digest_before === hash) return { kind: "interrupted", seq: last.seq, known };
+  return { kind: "edited", after: last?.seq ?? null, known };
+}
+
+/** Rough characters per token, for the retained-facts budget (`--memory-budget` is in tokens). */
+const CHARS_PER_TOKEN = 4;
+
+/** The retained facts' budget in characters, for a budget in tokens. */
+export const budgetChars = (tokens: number) => Math.max(0, Math.floor(tokens * CHARS_PER_TOKEN));
+
+export interface RecallOptions {
+  fs: MemoryFs;
+  /** the memory directory's ledger.jsonl and recall.jsonl */
+  ledger: string;
+  index: string;
+  ledgerSize: number;
+  settings: DigestSettings;
+  /** what recall ranks the facts against: the call's task and input */
+  query: string;
+  budgetChars: number;
+  /** one per store */
+  cache: Map<string, FactIndex>;
+  /** write what was learned to recall.jsonl (only under the lock, in `continue`) */
+  persist: boolean;
+  warn: (message: string) => void;
+}
+
+/** The retained facts a call's Memory Context shows (§3 "Recall"). */
+export async function recalledFacts(o: RecallOptions): Promise<Recalled> {
+  const index = await syncFacts({ fs: o.fs, ledger: o.ledger, index: o.index, ledgerSize: o.ledgerSize, cache: o.cache, persist: o.persist, warn: o.warn });
+  return recall(index.search, o.query, o.budgetChars, o.settings.recall, o.settings.recentShare);
 }

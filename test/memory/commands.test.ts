@@ -8,10 +8,11 @@ import path from "node:path";
 import { applyPatch } from "diff";
 import { describe, expect, it } from "vitest";
 import { runCli, type CliResult } from "../support/cli.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { makeStore, memDir, patchLine, session } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-cmd-");
+const standin = useStandin();
 
 const agent = (key: string) => `agent scribe(model="haiku", prompt="Keep the on-call notes.", memory={ scope: "project", key: ${JSON.stringify(key)} })`;
 const program = (key: string, task: string) => [agent(key), `r = @scribe \`${task}\`()`, "export r"].join("\n");
@@ -88,6 +89,63 @@ describe("vvm memory, on a memory built by real runs", () => {
     // from elsewhere: --dir, or --program (that program's directory)
     expect(ok(await runCli(["memory", "ls", "--dir", dir])).stdout).toContain("oncall:payments");
     expect(ok(await runCli(["memory", "ls", "--program", path.join(dir, "s1.vvm")])).stdout).toContain("oncall:payments");
+  });
+
+  it("show: settings, the digest and the facts the next call is shown, with the memory's health", async () => {
+    const dir = await builtProject();
+    const res = ok(await runCli(["memory", "show", KEY], { cwd: dir }));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments"\n {2}directory {2}\.vvm\/memory\/k-oncall_3apayments\n {2}entries {4}4 \(last: \[4\] rejected, \d{4}-.*Z\)\n/);
+    expect(res.stdout).toContain("  settings   digest_limit 12000, read_only false, recall relevant, recent_share 0.5 (defaults: digest.md has no front matter)\n");
+    expect(res.stdout).toContain("  health     1 warning\n      warning: ledger.jsonl ends with 54 bytes of an incomplete line");
+    expect(res.stdout).toContain("\n## Digest (56 characters)\n## Open\n- VND-221 vendor answered\n- api 4.18.3 deployed\n\n");
+    expect(res.stdout).toMatch(/\n## Facts the next call is shown \(3 of 3 retained; budget 2000 tokens\)\n- \[#1 \d{4}-\d\d-\d\d\] B first shift: VND-221 opened with the vendor\n- \[#1 .*\] N check the payment retries\n- \[#3 .*\] B second shift: api 4\.18\.3 deployed\n$/);
+    // a small budget: what recall picks (its policy is recall's, spec §3) is listed, the rest counted, and
+    // the list is the one the Memory Context carries
+    for (const args of [["--memory-budget", "20"], ["--memory-budget", "20", "--task", "What about the payment retries?"]]) {
+      const text = ok(await runCli(["memory", "show", KEY, ...args], { cwd: dir })).stdout;
+      const context = ok(await runCli(["memory", "show", KEY, ...args, "--context"], { cwd: dir })).stdout;
+      const listed = text.slice(text.indexOf("## Facts the next call is shown")).split("\n").filter((l) => l.startsWith("- "));
+      const sent = context.slice(context.indexOf("## Retained facts"), context.indexOf("## Memory Update Protocol")).split("\n").filter((l) => l.startsWith("- "));
+      expect(listed).toEqual(sent);
+      expect(listed.length).toBeGreaterThan(0);
+      expect(text).toContain(`(${listed.length} of 3 retained; budget 20 tokens)`);
+      expect(context).toContain(`(${3 - listed.length} more retained fact`);
+      if (args.includes("--task")) expect(listed.join("\n")).toContain("N check the payment retries");
+      else expect(text).toContain("--task TEXT shows which");
+    }
+    const json = JSON.parse(ok(await runCli(["memory", "show", KEY, "--json"], { cwd: dir })).stdout);
+    expect(json).toMatchObject({
+      key: KEY,
+      entries: 4,
+      last_entry: { seq: 4, kind: "rejected" },
+      settings: { digest_limit: 12000, read_only: false, recall: "relevant", recent_share: 0.5 },
+      digest: "## Open\n- VND-221 vendor answered\n- api 4.18.3 deployed\n",
+      digest_unusable: null,
+      health: "warnings",
+    });
+    expect(json.facts.shown.map((f: { seq: number; text: string }) => [f.seq, f.text])).toEqual([
+      [1, "B first shift: VND-221 opened with the vendor"],
+      [1, "N check the payment retries"],
+      [3, "B second shift: api 4.18.3 deployed"],
+    ]);
+    expect(json).not.toHaveProperty("context");
+  });
+
+  it("show --context prints exactly the Memory Context the next continue call sends", async () => {
+    const dir = await builtProject();
+    const file = path.join(memDir(dir, KEY), "digest.md");
+    await writeFile(file, "---\nread_only: true\ndigest_limit: 500\n---\n" + (await readFile(file, "utf8")));
+    const task = "Fourth shift: write the handoff.";
+    const shown = ok(await runCli(["memory", "show", KEY, "--context", "--task", task], { cwd: dir })).stdout;
+    expect(shown).toMatch(/^<memory scope="project" key="oncall:payments">\n## Digest\n## Open\n/);
+    expect(shown).toContain("Limits: digest 500 characters");
+    expect(shown).toContain("The digest is read-only: a new digest is refused; retain items are still saved.");
+    expect(JSON.parse(ok(await runCli(["memory", "show", KEY, "--context", "--task", task, "--json"], { cwd: dir })).stdout).context + "\n").toBe(shown);
+    await writeFile(path.join(dir, "s4.vvm"), program(KEY, task));
+    standin.setHandler(() => ({ type: "text", text: "ok" }));
+    ok(await runCli(["run", "s4.vvm"], { cwd: dir, env: standin.env() }));
+    const system = ((standin.requests[0].body.system ?? []) as { text: string }[]).map((b) => b.text);
+    expect(system.find((t) => t.startsWith("<memory"))).toBe(shown.replace(/\n$/, ""));
   });
 
   it("log: entries newest last, with kind, time, agent@program:line and a summary; filters", async () => {
@@ -185,7 +243,7 @@ describe("vvm memory, on a memory built by real runs", () => {
   it("reading writes nothing: every file, size, mode and mtime is the same after every command", async () => {
     const dir = await builtProject();
     const before = await snapshot(dir);
-    const commands = [["ls"], ["ls", "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"], ["diff", KEY, "1"], ["diff", KEY, "1", "3", "--json"]];
+    const commands = [["ls"], ["ls", "--json"], ["show", KEY], ["show", KEY, "--context", "--task", "VND-221"], ["show", KEY, "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"], ["diff", KEY, "1"], ["diff", KEY, "1", "3", "--json"]];
     for (const c of commands) ok(await runCli(["memory", ...c], { cwd: dir }));
     expect(await snapshot(dir)).toEqual(before);
   });
@@ -193,6 +251,8 @@ describe("vvm memory, on a memory built by real runs", () => {
   it("mistakes and missing memories: exit 64 or 1, one line on stderr, nothing on stdout, no stack trace", async () => {
     const dir = await builtProject();
     const cases: [string[], number, RegExp][] = [
+      [["show", "nope"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory/],
+      [["show", KEY, "--memory-budget", "lots"], 64, /--memory-budget/],
       [["log", "nope"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory \(give the project with --dir or --program\)\n$/],
       [["history", "nope", "--dir", dir], 1, /^vvm: no memory project:"nope" in .*\.vvm\/memory\n$/],
       [["log", "k-oncall_3apayments"], 1, /no memory project:"k-oncall_3apayments"/],
