@@ -22,8 +22,8 @@ const PACKAGES: Record<string, string[]> = {
   "language facts": [],
   stdlib: [],
   checker: [],
-  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "async-mutex", "gray-matter", "yaml"],
-  cli: ["commander", "picocolors"],
+  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "async-mutex", "gray-matter", "minisearch", "yaml"],
+  cli: ["commander", "diff", "picocolors"],
 };
 
 const SOURCES = ["grammar", "src", "runtime", "stdlib"];
