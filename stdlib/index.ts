@@ -4,6 +4,7 @@ import { len, pack, perm, range } from "./basics.ts";
 import { filter, map, reduce } from "./collections.ts";
 import { makePmap } from "./pmap.ts";
 import { refine } from "./refine.ts";
+import { json } from "./json.ts";
 import type { StdlibName } from "./names.ts";
 import { SIGNATURES } from "./signatures.ts";
 
@@ -23,7 +24,7 @@ export function functionParams(name: string): { positions: number[]; names: stri
 
 /** The builtins for one run (pmap's concurrency comes from the run). */
 export function createStdlib(opts: { concurrency: number }): Map<string, VFunction> {
-  const impls: Record<StdlibName, Impl> = { pack, perm, range, len, map, pmap: makePmap(opts.concurrency), filter, reduce, refine };
+  const impls: Record<StdlibName, Impl> = { pack, perm, range, len, map, pmap: makePmap(opts.concurrency), filter, reduce, refine, json };
   const out = new Map<string, VFunction>();
   for (const [name, s] of Object.entries(SIGNATURES)) {
     out.set(name, {

@@ -1,6 +1,6 @@
 // The standard-library names (spec/language.md §15). One list for the validator (placeholders, E041, W040)
 // and the interpreter (global environment), so the two can never disagree.
-export const STDLIB_NAMES = ["pack", "perm", "range", "map", "pmap", "filter", "reduce", "refine", "len"] as const;
+export const STDLIB_NAMES = ["pack", "perm", "range", "map", "pmap", "filter", "reduce", "refine", "len", "json"] as const;
 
 export type StdlibName = (typeof STDLIB_NAMES)[number];
 
