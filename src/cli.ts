@@ -3,9 +3,11 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { readFileSync } from "node:fs";
 import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
+import type { ArgFlag } from "./commands/inputs.ts";
 import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
 import type { LogFlags } from "./commands/memory-log.ts";
 import type { ShowFlags } from "./commands/memory-show.ts";
+import type { SearchFlags } from "./commands/memory-search.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -29,6 +31,16 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
   return n;
+}
+
+/** A repeatable `--arg name=value` (the value is decoded later, when the program's inputs are known). */
+function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
+  const eq = value.indexOf("=");
+  const name = eq < 0 ? value : value.slice(0, eq);
+  if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new InvalidArgumentError(`expected name=value with an input's name, such as topic="solar power"${eq < 0 ? " (no '=' found)" : ""}`);
+  }
+  return [...previous, { name, text: value.slice(eq + 1) }];
 }
 
 function duration(value: string): number {
@@ -80,6 +92,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
         .default(60_000, "60s"),
     )
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
+    .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", nonBlank)
+    .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag, [])
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);
@@ -116,6 +130,14 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (key: string, flags: LogFlags) => {
       const { memoryLog } = await import("./commands/memory-log.ts");
       exitCode = await memoryLog(key, flags, io);
+    });
+  where(memory.command("search").description("retained facts and lines of past digests, most relevant to QUERY first"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .argument("<query>", "the words to look for")
+    .option("--limit <n>", "show at most N hits", positiveInt, 20)
+    .action(async (key: string, query: string, flags: SearchFlags) => {
+      const { memorySearch } = await import("./commands/memory-search.ts");
+      exitCode = await memorySearch(key, query, flags, io);
     });
   where(memory.command("history").description("the digest's versions: seq, time, who (an agent or a person's edit), size"))
     .argument("<key>", "the memory's key, as the program writes it")

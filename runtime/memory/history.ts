@@ -5,6 +5,7 @@
 import type { MemoryFs } from "./fsio.ts";
 import { BackwardLines, forEachLine, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type EntryKind, type LedgerEntry } from "./ledger.ts";
 import { EMPTY_HASH } from "./state.ts";
+import { FactSearch } from "./recall.ts";
 
 /** A ledger line as a reader met it: an entry, or a line skipped (unreadable, out of sequence, over the size of any entry). */
 export interface LogLine {
@@ -180,6 +181,79 @@ export async function digestVersions(fs: MemoryFs, file: string, want: readonly 
     );
     settle(Infinity);
     return { versions, at, tornBytes, skipped, last };
+  } finally {
+    await h.close();
+  }
+}
+
+/** A search hit: a retained fact, or a line of the digest as it was from one version until another. */
+export type Hit =
+  | { kind: "fact"; seq: number; index: number; ts: string; text: string }
+  | {
+      kind: "digest";
+      /** the version that brought the line */
+      seq: number;
+      ts: string;
+      text: string;
+      /** the version that took it out (null: still in the last version) */
+      until: number | null;
+    };
+
+export interface Found {
+  /** best first */
+  hits: Hit[];
+  /** how many facts and distinct digest lines were searched */
+  facts: number;
+  digestLines: number;
+  tornBytes: number;
+  skipped: number;
+}
+
+/**
+ * Retained facts and every line any version of the digest held, ranked by relevance to `query` with the
+ * ranking recall uses (BM25 over words, `@Entity` names weighing double; recall.ts). The ledger is read
+ * once, front to back in chunks: past digests are only there.
+ */
+export async function searchLedger(fs: MemoryFs, file: string, query: string, limit: number): Promise<Found | null> {
+  const h = await fs.openRead(file);
+  if (h === null) return null;
+  const docs: Hit[] = [];
+  // each distinct digest line, by its text: the hit it is, while it is in the digest
+  const live = new Map<string, Extract<Hit, { kind: "digest" }>>();
+  let skipped = 0;
+  let digestLines = 0;
+  try {
+    const { tornBytes } = await forEachLine(
+      h,
+      (_start, e) => {
+        if (e === null) {
+          skipped++;
+          return;
+        }
+        e.retain.forEach((text, index) => {
+          if (typeof text === "string") docs.push({ kind: "fact", seq: e.seq, index, ts: e.ts, text });
+        });
+        if (e.digest_after === e.digest_before || typeof e.digest !== "string") return;
+        const lines = new Set(e.digest.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+        for (const [text, hit] of live) {
+          if (lines.has(text)) continue;
+          hit.until = e.seq;
+          live.delete(text);
+        }
+        for (const text of lines) {
+          if (live.has(text)) continue;
+          const hit = { kind: "digest" as const, seq: e.seq, ts: e.ts, text, until: null };
+          live.set(text, hit);
+          docs.push(hit);
+          digestLines++;
+        }
+      },
+      MAX_ENTRY_BYTES,
+    );
+    const search = new FactSearch();
+    search.add(docs.map((d) => ({ seq: d.seq, i: d.kind === "fact" ? d.index : -1, ts: d.ts, text: d.text })));
+    const hits = search.search(query).slice(0, limit).map((k) => docs[k]);
+    return { hits, facts: docs.length - digestLines, digestLines, tornBytes, skipped };
   } finally {
     await h.close();
   }

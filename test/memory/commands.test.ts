@@ -240,10 +240,30 @@ describe("vvm memory, on a memory built by real runs", () => {
     for (const args of [["log", KEY], ["history", KEY, "--json"], ["diff", KEY, "5", "7"]]) expect((await runCli(["memory", ...args], { cwd: dir })).stdout).not.toContain(token);
   });
 
+  it("search: retained facts and lines of past digests, most relevant first, each with its seq and time", async () => {
+    const dir = await builtProject();
+    const res = ok(await runCli(["memory", "search", KEY, "hand note"], { cwd: dir }));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments": 1 best match for "hand note", most relevant first \(searched 3 retained facts and 5 lines of past and present digests\)\n\[2\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}digest {2}- hand note: vendor call at 10:00 {2}\(in the digest from entry 2 until entry 3\)\n$/);
+    const vendor = ok(await runCli(["memory", "search", KEY, "vendor", "--json"], { cwd: dir })).stdout;
+    const json = JSON.parse(vendor);
+    expect(json).toMatchObject({ key: KEY, query: "vendor", searched: { facts: 3, digest_lines: 5 }, torn_bytes: 54 });
+    expect(json.hits.map((h: { kind: string; seq: number; text: string }) => [h.kind, h.seq, h.text]).sort()).toEqual([
+      ["digest", 2, "- hand note: vendor call at 10:00"],
+      ["digest", 3, "- VND-221 vendor answered"],
+      ["fact", 1, "B first shift: VND-221 opened with the vendor"],
+    ]);
+    expect(json.hits.find((h: { seq: number }) => h.seq === 3)).toMatchObject({ until: null });
+    expect(json.hits.find((h: { kind: string }) => h.kind === "fact")).toMatchObject({ index: 0, ts: expect.stringMatching(/^\d{4}-/) });
+    // more words that match rank first
+    expect(JSON.parse(ok(await runCli(["memory", "search", KEY, "payment retries", "--json"], { cwd: dir })).stdout).hits[0]).toMatchObject({ kind: "fact", seq: 1, index: 1, text: "N check the payment retries" });
+    expect(ok(await runCli(["memory", "search", KEY, "vendor", "--limit", "1"], { cwd: dir })).stdout.trimEnd().split("\n")).toHaveLength(2);
+    expect(ok(await runCli(["memory", "search", KEY, "zebra"], { cwd: dir })).stdout).toBe('memory project:"oncall:payments": nothing matches "zebra" (searched 3 retained facts and 5 lines of past and present digests)\n');
+  });
+
   it("reading writes nothing: every file, size, mode and mtime is the same after every command", async () => {
     const dir = await builtProject();
     const before = await snapshot(dir);
-    const commands = [["ls"], ["ls", "--json"], ["show", KEY], ["show", KEY, "--context", "--task", "VND-221"], ["show", KEY, "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"], ["diff", KEY, "1"], ["diff", KEY, "1", "3", "--json"]];
+    const commands = [["ls"], ["ls", "--json"], ["show", KEY], ["show", KEY, "--context", "--task", "VND-221"], ["show", KEY, "--json"], ["log", KEY], ["log", KEY, "--last", "1"], ["log", KEY, "--since", "1h", "--json"], ["history", KEY], ["history", KEY, "--json"], ["search", KEY, "vendor"], ["search", KEY, "vendor", "--json"], ["diff", KEY, "1"], ["diff", KEY, "1", "3", "--json"]];
     for (const c of commands) ok(await runCli(["memory", ...c], { cwd: dir }));
     expect(await snapshot(dir)).toEqual(before);
   });
@@ -251,6 +271,9 @@ describe("vvm memory, on a memory built by real runs", () => {
   it("mistakes and missing memories: exit 64 or 1, one line on stderr, nothing on stdout, no stack trace", async () => {
     const dir = await builtProject();
     const cases: [string[], number, RegExp][] = [
+      [["search", "nope", "x"], 1, /^vvm: no memory project:"nope"/],
+      [["search", KEY, "  "], 64, /^vvm: the query is empty/],
+      [["search", KEY], 64, /missing required argument 'query'/],
       [["show", "nope"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory/],
       [["show", KEY, "--memory-budget", "lots"], 64, /--memory-budget/],
       [["log", "nope"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory \(give the project with --dir or --program\)\n$/],
