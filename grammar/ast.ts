@@ -98,6 +98,18 @@ export type Expr =
 // ---------- statements ----------
 
 export interface AgentDecl { kind: "AgentDecl"; name: string; nameSpan: Span; kwargs: KwArg[]; span: Span }
+/**
+ * `input name: "description" = default` (dialect, as upstream's later versions write it): a value the program
+ * takes from `vvm run --arg/--input`. Description and default are optional; without a default it is required.
+ */
+export interface InputDecl {
+  kind: "InputDecl";
+  name: string;
+  nameSpan: Span;
+  description: StringLit | null;
+  default: Expr | null;
+  span: Span;
+}
 export interface Param { name: string; span: Span }
 export interface DefStmt { kind: "Def"; name: string; nameSpan: Span; params: Param[]; body: Stmt[]; span: Span }
 /** `import "skill" from "source"` */
@@ -175,6 +187,7 @@ export interface ExprStmt { kind: "ExprStmt"; expr: Expr; span: Span }
 
 export type Stmt =
   | AgentDecl
+  | InputDecl
   | DefStmt
   | SkillImport
   | FromImport

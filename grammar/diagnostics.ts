@@ -12,11 +12,15 @@ export const CODES = {
   E010: "reserved word used as a name",
   E020: "duplicate agent",
   E021: "duplicate function",
+  /** project addition: an input declared twice or named like a function or value import (spec/inputs.md) */
+  E022: "duplicate input",
+  /** project addition: an input declared in an imported module (spec/inputs.md) */
+  E023: "input in an imported module",
   E030: "empty skill name or source",
   E031: "duplicate skill import in a module",
   E032: "conflicting skill sources across modules",
   E040: "unknown agent",
-  E041: "computed agent configuration",
+  E041: "computed declaration value",
   E050: "invalid case pattern",
   E051: "unknown placeholder name",
   E052: "malformed placeholder",

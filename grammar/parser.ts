@@ -11,6 +11,7 @@ import type {
   Expr,
   ExportTarget,
   IfBranch,
+  InputDecl,
   KwArg,
   MatchCase,
   Param,
@@ -207,7 +208,21 @@ export class VvmParser extends EmbeddedActionsParser {
   private statementAhead(): boolean {
     const t = this.LA(1).tokenType;
     if (CLAUSE_WORDS.has(t)) return this.LA(2).tokenType === Equals;
+    if (t === KW.input && this.inputDeclAhead()) return true;
     return !INNER_WORDS.has(t) || NAME_FOLLOWERS.has(this.LA(2).tokenType);
+  }
+
+  /**
+   * At `input`: an input declaration follows (`input topic: "…"`, `input n = 3`, `input x`), rather than the
+   * reserved word misused as a name (`input = 1`, `input.x`). A reserved word as the declared name is read as
+   * one when `:`, `=` or the end of the line follows it, for E010.
+   */
+  private inputDeclAhead(): boolean {
+    const next = this.LA(2).tokenType;
+    if (next === Identifier) return true;
+    if (!next.CATEGORIES?.includes(Keyword)) return false;
+    const after = this.LA(3).tokenType;
+    return after === Colon || after === Equals || after === Newline;
   }
 
   private template(tok: IToken): Template {
@@ -282,6 +297,7 @@ export class VvmParser extends EmbeddedActionsParser {
   stmt = this.RULE("stmt", (): Stmt =>
     this.OR((this.stmtAlts ??= [
       { ALT: () => this.SUBRULE(this.agentDecl) },
+      { GATE: () => this.inputDeclAhead(), ALT: () => this.SUBRULE(this.inputDecl), IGNORE_AMBIGUITIES: true },
       { ALT: () => this.SUBRULE(this.defStmt) },
       { ALT: () => this.SUBRULE(this.skillImport) },
       { ALT: () => this.SUBRULE(this.fromImport) },
@@ -329,6 +345,39 @@ export class VvmParser extends EmbeddedActionsParser {
       nameSpan: name.span,
       kwargs,
       span: join(tokenSpan(kw), tokenSpan(close)),
+    });
+  });
+
+  /** `input name: "description" = default` (dialect); the description and the default are optional. */
+  inputDecl = this.RULE("inputDecl", (): Stmt => {
+    const kw = this.CONSUME(KW.input);
+    const name = this.SUBRULE(this.bindName, { ARGS: ["an input name"] });
+    const description = this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(Colon);
+          return this.CONSUME(StringTok);
+        },
+      },
+      {
+        // `input topic "The topic"`: read the description, say what is missing
+        ALT: () => {
+          const t = this.CONSUME2(StringTok);
+          this.ACTION(() => this.report("E001", "expected ':' between the input's name and its description", tokenSpan(t)));
+          return t;
+        },
+      },
+      { ALT: () => undefined },
+    ]);
+    const value = this.OPTION2(() => {
+      this.CONSUME(Equals);
+      return this.SUBRULE(this.expr);
+    });
+    this.CONSUME(Newline);
+    return this.ACTION((): InputDecl => {
+      const desc = description === undefined ? null : this.stringLit(description);
+      const end = value?.span ?? desc?.span ?? name.span;
+      return { kind: "InputDecl", name: name.name, nameSpan: name.span, description: desc, default: value ?? null, span: join(tokenSpan(kw), end) };
     });
   });
 

@@ -103,6 +103,8 @@ export function stmtExprs(s: Stmt): Expr[] {
       return s.target.kind === "expr" ? [s.target.expr] : [];
     case "AgentDecl":
       return s.kwargs.map((k) => k.value);
+    case "InputDecl":
+      return s.default ? [s.default] : [];
     case "Def":
     case "SkillImport":
     case "FromImport":

@@ -10,6 +10,8 @@ export interface RunContext {
   signal: AbortSignal;
   /** pmap's limit on calls in flight */
   concurrency: number;
+  /** the program's inputs by name (`vvm run --arg/--input`), bound to the entry module's `input` declarations */
+  inputs?: ReadonlyMap<string, Value>;
 }
 
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */

@@ -1,6 +1,6 @@
 // `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
 // all diagnostics (spec/language.md §16). Never throws for a user's mistake; spec/diagnostics.md lists every code.
-import type { AgentDecl, ExportStmt, Program, Span } from "../grammar/ast.ts";
+import type { AgentDecl, ExportStmt, InputDecl, Program, Span } from "../grammar/ast.ts";
 import { diagnostic, sortDiagnostics, sourceLine, type Diagnostic } from "../grammar/diagnostics.ts";
 import { expressionKey } from "../grammar/index.ts";
 import type { CheckResult, ModuleInfo } from "./program.ts";
@@ -19,8 +19,11 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
 
   // Imported names must be exported (E090); imported values count as used in their module (W030).
   const externallyUsed = new Map<string, Set<string>>();
+  // Only the entry module takes inputs (E023): each imported module's first importer, for the message.
+  const importedBy = new Map<string, string>();
   for (const m of loaded.modules) {
     for (const [imp, target] of m.imports) {
+      if (target !== loaded.entry && !importedBy.has(target)) importedBy.set(target, display(m.path));
       const t = byPath.get(target);
       if (!imp.isAgent) {
         let used = externallyUsed.get(target);
@@ -67,6 +70,7 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
         importedAgents,
         skills: moduleSkills.get(m.path) ?? new Set(),
         externallyUsed: externallyUsed.get(m.path) ?? new Set(),
+        importedBy: importedBy.get(m.path) ?? null,
       });
       // (a loop: a spread of 200,000 warnings would overflow the argument limit)
       for (const d of found) diags.push(d);
@@ -81,6 +85,12 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
   return { entry: loaded.entry, modules, skills: registry.skills, diagnostics: sortDiagnostics(diags), sources };
 }
 
+/** The inputs the program takes: the entry module's module-level `input` declarations, in source order (spec/inputs.md). */
+export function declaredInputs(result: CheckResult): InputDecl[] {
+  const body = result.modules.get(result.entry)?.program.body ?? [];
+  return body.filter((s): s is InputDecl => s.kind === "InputDecl");
+}
+
 function info(m: LoadedModule, program: Program, layout: Layout): ModuleInfo {
   const exportKeys = new Map<ExportStmt, string>();
   for (const s of program.body) if (s.kind === "Export" && s.target.kind === "expr") exportKeys.set(s, sourceText(m.source, s.target.expr.span));
@@ -88,7 +98,7 @@ function info(m: LoadedModule, program: Program, layout: Layout): ModuleInfo {
 }
 
 /** The text a span covers (1-based line/column, end exclusive), normalised as an export key. */
-function sourceText(source: string, span: Span): string {
+export function sourceText(source: string, span: Span): string {
   const line = (l: number) => sourceLine(source, l) ?? "";
   if (span.line === span.endLine) return expressionKey(line(span.line).slice(span.col - 1, span.endCol - 1));
   const parts = [line(span.line).slice(span.col - 1)];

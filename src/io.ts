@@ -11,6 +11,8 @@ export interface CliIO {
   stderrIsTTY: boolean;
   /** aborted on Ctrl-C */
   signal: AbortSignal;
+  /** all of standard input (`vvm run --input -`); read only when asked for */
+  readStdin(): Promise<Uint8Array>;
 }
 
 /**

@@ -28,6 +28,11 @@ export async function start(): Promise<void> {
       cwd: process.cwd(),
       stderrIsTTY: Boolean(process.stderr.isTTY),
       signal: controller.signal,
+      readStdin: async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      },
     });
   } catch (err) {
     process.stderr.write(

@@ -63,6 +63,7 @@ export class Analysis {
   stmt(s: Stmt, scope: Scope): boolean {
     switch (s.kind) {
       case "AgentDecl":
+      case "InputDecl":
       case "Def":
       case "SkillImport":
       case "FromImport":

@@ -660,12 +660,13 @@ export class ModuleCompiler {
   stmt(s: Stmt, c: Ctx): CS {
     switch (s.kind) {
       case "AgentDecl":
+      case "InputDecl":
       case "Def":
       case "SkillImport":
       case "FromImport":
       case "Export":
       case "Pass":
-        return NOOP; // declarations are hoisted by the loader; exports are materialised at the end
+        return NOOP; // declarations are hoisted by the loader (inputs too); exports are materialised at the end
       case "Break":
         return SS(() => BREAK);
       case "Continue":

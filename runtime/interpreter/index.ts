@@ -82,7 +82,7 @@ class Loader {
       }
     }
 
-    // 2. Hoisted declarations: agents (configuration literals and perm(...)), then functions.
+    // 2. Hoisted declarations: agents (configuration literals and perm(...)), inputs, then functions.
     for (const s of body) {
       if (s.kind !== "AgentDecl") continue;
       const site = mc.site(s.span);
@@ -92,6 +92,20 @@ class Loader {
         config.set(k.name, c.async ? await c.run(f) : c.run(f));
       }
       mc.agents.set(s.name, new VAgent(s.name, config, site));
+    }
+    // Inputs: only the entry module declares them (E023 elsewhere). The value given, else the default.
+    if (path === this.checked.entry) {
+      for (const s of body) {
+        if (s.kind !== "InputDecl") continue;
+        let v = this.ctx.inputs?.get(s.name);
+        if (v === undefined && s.default) {
+          const c = mc.expr(s.default, mc.moduleScope);
+          v = c.async ? await c.run(f) : c.run(f);
+        }
+        // The CLI refuses a run with a required input missing before anything runs; this is for other callers.
+        if (v === undefined) throw thrown(`input '${s.name}' was not given (vvm run --arg ${s.name}=VALUE)`, mc.site(s.nameSpan));
+        f.s[mc.slotOf(mc.moduleScope, s.name)] = v;
+      }
     }
     mc.hoistDefs(f);
 

@@ -1,8 +1,9 @@
-// `vvm check FILE`: exit 0 when valid (warnings printed), 2 on any error.
+// `vvm check FILE`: exit 0 when valid (warnings printed, and the inputs it declares listed), 2 on any error.
 import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { EXIT, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile } from "./report.ts";
+import { describeInputs } from "./inputs.ts";
 
 export async function checkCommand(file: string, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
@@ -10,5 +11,9 @@ export async function checkCommand(file: string, io: CliIO): Promise<number> {
   const result = await checkProgram(abs);
   if (io.signal.aborted) return EXIT.interrupted; // Ctrl-C during a long check: stop without a verdict
   printDiagnostics(result, io);
-  return hasErrors(result.diagnostics) ? EXIT.invalid : EXIT.ok;
+  if (hasErrors(result.diagnostics)) return EXIT.invalid;
+  // A valid program's inputs, so its author and its users see what `vvm run` will ask for.
+  const inputs = describeInputs(result, file);
+  if (inputs !== null) io.stdout.write(inputs);
+  return EXIT.ok;
 }

@@ -1,5 +1,6 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
 import type { ModelFlags } from "./model-layer.ts";
+import { collectInputs, type InputFlags } from "./inputs.ts";
 import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
@@ -8,7 +9,7 @@ import { runProgram } from "../../runtime/interpreter/index.ts";
 import { jsonObject, makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
 import pc from "picocolors";
 
-export type RunFlags = ModelFlags & { concurrency: number };
+export type RunFlags = ModelFlags & InputFlags & { concurrency: number };
 
 export async function runCommand(file: string, flags: RunFlags, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
@@ -18,6 +19,15 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
   // Ctrl-C while the program was being checked: nothing has run yet, so nothing runs
   if (io.signal.aborted) return EXIT.interrupted;
+  // The inputs before any provider or call: a missing or malformed one is the command line's mistake.
+  let inputs;
+  try {
+    inputs = await collectInputs(checked, flags, io);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`vvm: ${err.message}\n`);
+    return EXIT.usage;
+  }
 
   // Loaded only now: the provider SDK and the memory store cost start-up time that `vvm check` and
   // invalid programs never need.
@@ -39,6 +49,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
       trace: layer.trace,
       signal: io.signal,
       concurrency: flags.concurrency,
+      inputs,
     });
     layer.stopProgress();
     switch (outcome.kind) {

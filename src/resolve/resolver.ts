@@ -1,7 +1,7 @@
 // The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
 // (spec/language.md §16) against the module's scope layout, which the interpreter then reads (spec/language.md §6).
 // It collects every problem; it never stops at the first.
-import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, KwArg, Program, Span, Stmt, Template } from "../../grammar/ast.ts";
+import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, InputDecl, KwArg, Program, Span, Stmt, Template } from "../../grammar/ast.ts";
 import { diagnostic, type Code, type Diagnostic } from "../../grammar/diagnostics.ts";
 import {
   AGENT_KEYS,
@@ -25,6 +25,8 @@ export interface ModuleEnv {
   skills: ReadonlySet<string>;
   /** module-level names other modules import from this one (they count as used for W030) */
   externallyUsed: ReadonlySet<string>;
+  /** how the first module importing this one is shown, or null for the entry (only the entry takes inputs, E023) */
+  importedBy: string | null;
 }
 
 
@@ -60,6 +62,7 @@ class Resolver {
   run(): Diagnostic[] {
     this.collectAgents();
     this.enterScope(this.layout.module);
+    this.checkInputNames();
     this.walkBlock(this.program.body, { scope: this.layout.module, atTop: true, inDef: false, inLoop: false });
     const warned = new Set<AgentCall>();
     for (const site of this.pmapSites) {
@@ -153,6 +156,40 @@ class Resolver {
     }
   }
 
+  /** `input name: "…" = default`: module level, in the program's entry module, with a literal default. */
+  private checkInputDecl(s: InputDecl, ctx: Ctx): void {
+    if (!ctx.atTop) this.misplaced("input declarations", s.span);
+    else if (this.env.importedBy !== null) {
+      this.report(
+        "E023",
+        `input '${s.name}' is declared in a module that ${this.env.importedBy} imports: only the program vvm run starts takes inputs; pass the value to a function of this module instead`,
+        s.nameSpan,
+      );
+    }
+    this.bindCheck(s.name, s.nameSpan);
+    if (!s.default) return;
+    const computed = computedParts(s.default, (n) => !this.isUserName(n, ctx));
+    for (const c of computed) {
+      this.report("E041", `the default of input '${s.name}' must be a literal, not ${describeExpr(c)}; compute the value in the program from the input instead`, c.span);
+      this.walkExprReadsOnly(c, ctx);
+    }
+  }
+
+  /** E022: an input declared twice at module level, or sharing its name with a module-level function or value import. */
+  private checkInputNames(): void {
+    for (const [name, list] of this.layout.module.bindingsByName) {
+      const inputs = list.filter((b) => b.kind === "input");
+      if (inputs.length === 0) continue;
+      const first = inputs[0]!;
+      for (const again of inputs.slice(1)) this.report("E022", `input '${name}' is already declared at line ${first.span.line}`, again.span);
+      const other = list.find((b) => b.kind === "def" || b.kind === "import");
+      if (other) {
+        const what = other.kind === "def" ? "function defined" : "value imported";
+        this.report("E022", `input '${name}' has the name of the ${what} at line ${other.span.line}; rename one of them`, first.span);
+      }
+    }
+  }
+
   /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
   private checkConfigValue(kw: KwArg, kind: "decl" | "with" | "inline"): void {
     for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
@@ -238,6 +275,9 @@ class Resolver {
       case "AgentDecl":
         if (!ctx.atTop) this.misplaced("agent declarations", s.span);
         this.checkAgentDecl(s, ctx);
+        return;
+      case "InputDecl":
+        this.checkInputDecl(s, ctx);
         return;
       case "Def": {
         // A `lambda` arrives as a synthetic def placed before its statement (grammar/parser.ts): fine anywhere.
@@ -392,7 +432,7 @@ class Resolver {
     if (scope && scope !== ctx.scope) return; // a module name or an enclosing function's local
     if (scope) {
       const before = (scope.bindingsByName.get(name) ?? []).some(
-        (b) => b.kind === "param" || b.kind === "def" || b.kind === "import" || isBefore(b.span, stmtSpan),
+        (b) => b.kind === "param" || b.kind === "def" || b.kind === "import" || b.kind === "input" || isBefore(b.span, stmtSpan),
       );
       if (before) return;
       this.report("E070", `constrain on '${name}', which is not bound before this statement`, nameSpan);

@@ -1,7 +1,7 @@
 // Name bindings and scopes (spec/language.md §6): which names a `def` or a module binds, and their frame slots.
 import type { DefStmt, Program, Span, Stmt } from "../../grammar/ast.ts";
 
-export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param";
+export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param" | "input";
 
 export interface Binding {
   name: string;
@@ -33,6 +33,7 @@ export function innerBlocks(s: Stmt): readonly Stmt[][] {
     }
     case "Def":
     case "AgentDecl":
+    case "InputDecl":
     case "SkillImport":
     case "FromImport":
     case "Export":
@@ -72,6 +73,8 @@ export function ownBindings(s: Stmt): readonly Binding[] {
     }
     case "Def":
       return [{ name: s.name, span: s.nameSpan, kind: "def" }];
+    case "InputDecl":
+      return [{ name: s.name, span: s.nameSpan, kind: "input" }];
     case "FromImport":
       return s.isAgent ? NO_BINDINGS : [{ name: s.alias ?? s.name, span: s.aliasSpan ?? s.nameSpan, kind: "import" }];
     default:

@@ -10,6 +10,8 @@ import { runWithFakes, type FakeScript } from "../support/fake-agents.ts";
 const DIR = path.join(ROOT, "test/conformance/run");
 
 interface Expectations {
+  /** `# run-args: ["--arg", "topic=x"]`: more arguments for `vvm run` (paths relative to run/) */
+  args: string[];
   exports: unknown;
   exit: number;
   stderr: string[];
@@ -19,10 +21,10 @@ interface Expectations {
 
 export function parseExpectations(source: string): Expectations {
   const lines = source.split(/\r?\n/);
-  const out: Expectations = { exports: undefined, exit: 0, stderr: [], fake: null, calls: null };
+  const out: Expectations = { args: [], exports: undefined, exit: 0, stderr: [], fake: null, calls: null };
   const fake: Required<Pick<FakeScript, "replies" | "verdicts" | "choices">> = { replies: [], verdicts: [], choices: [] };
   for (let i = 0; i < lines.length; i++) {
-    const m = /^# (expect-[a-z]+|fake-[a-z]+|agents):\s*(.*)$/.exec(lines[i] as string);
+    const m = /^# (expect-[a-z]+|fake-[a-z]+|agents|run-args):\s*(.*)$/.exec(lines[i] as string);
     if (!m) continue;
     const [, key, rest] = m as unknown as [string, string, string];
     const pair = () => {
@@ -39,6 +41,9 @@ export function parseExpectations(source: string): Expectations {
         out.exports = JSON.parse(json);
         break;
       }
+      case "run-args":
+        out.args = JSON.parse(rest) as string[];
+        break;
       case "expect-exit":
         out.exit = Number(rest);
         break;
@@ -98,7 +103,8 @@ describe("conformance: vvm run", () => {
     it(name, async () => {
       const file = path.join(DIR, name);
       const exp = parseExpectations(readFileSync(file, "utf8"));
-      const r = exp.fake ? await runWithFake(file, exp.fake) : { ...(await runCli(["run", file])), agents: null };
+      if (exp.fake && exp.args.length > 0) throw new Error("run-args need the CLI: drop '# agents: fake'");
+      const r = exp.fake ? await runWithFake(file, exp.fake) : { ...(await runCli(["run", file, ...exp.args], { cwd: DIR })), agents: null };
       expect({ code: r.code, stderr: r.code === exp.exit ? "" : r.stderr }).toEqual({ code: exp.exit, stderr: "" });
       if (exp.exit === 0) expect(JSON.parse(r.stdout)).toEqual(exp.exports ?? {});
       else expect(r.stdout).toBe("");

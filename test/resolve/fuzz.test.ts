@@ -87,6 +87,7 @@ describe("resolver robustness", () => {
           importedAgents: new Map(),
           skills: new Set(["s"]),
           externallyUsed: new Set(),
+          importedBy: null,
         });
         expect(performance.now() - started).toBeLessThan(2000);
         for (const d of found) {

@@ -18,6 +18,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   stderrIsTTY?: boolean;
   signal?: AbortSignal;
+  /** in-process only: what the CLI reads as standard input (default: nothing, as from /dev/null) */
+  stdin?: string | Uint8Array;
   /** spawnCli only: a file descriptor for the child's stdout instead of a pipe */
   stdoutFd?: number;
 }
@@ -47,6 +49,7 @@ export function testIO(write: (stream: "out" | "err", s: string) => void, opts: 
     cwd: opts.cwd ?? ROOT,
     stderrIsTTY: opts.stderrIsTTY ?? false,
     signal: opts.signal ?? new AbortController().signal,
+    readStdin: async () => (typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array())),
   };
 }
 

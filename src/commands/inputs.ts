@@ -1,0 +1,112 @@
+// Program inputs (spec/inputs.md): `vvm run --input FILE|- --arg name=value` checked against the program's
+// `input` declarations before anything runs, and the list `vvm check` prints.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { InputDecl } from "../../grammar/ast.ts";
+import { declaredInputs, sourceText } from "../check.ts";
+import type { CheckResult } from "../program.ts";
+import { UsageError, type CliIO } from "../io.ts";
+import { parseJson } from "../../runtime/json.ts";
+import { typeName, type Value } from "../../runtime/values.ts";
+
+/** One `--arg name=value`, as written. */
+export interface ArgFlag {
+  name: string;
+  text: string;
+}
+
+export interface InputFlags {
+  /** a JSON file whose object fields are inputs; `-` is standard input */
+  input?: string;
+  arg: ArgFlag[];
+}
+
+/** `--arg` values are JSON when they parse as JSON (`3`, `true`, `[1, 2]`, `"3"`), otherwise the text itself. */
+export function argValue(text: string): Value {
+  const r = parseJson(text);
+  return r.ok ? r.value : text;
+}
+
+/**
+ * The values for the program's inputs: the `--input` object's fields, then each `--arg` (which wins over the file).
+ * Throws UsageError for a file that cannot be read or is not a JSON object, a name the program does not declare,
+ * an `--arg` given twice, or a required input left out.
+ */
+export async function collectInputs(checked: CheckResult, flags: InputFlags, io: CliIO): Promise<Map<string, Value>> {
+  const decls = declaredInputs(checked);
+  const declared = new Map(decls.map((d) => [d.name, d]));
+  const values = new Map<string, Value>();
+  const known = () =>
+    decls.length === 0
+      ? "the program declares no inputs (declare one with input name: \"description\")"
+      : `the program's inputs: ${decls.map((d) => d.name).join(", ")}`;
+
+  if (flags.input !== undefined) {
+    const shown = flags.input === "-" ? "<stdin>" : flags.input;
+    const value = await readInputFile(flags.input, shown, io);
+    if (!(value instanceof Map)) {
+      throw new UsageError(`--input ${shown}: expected a JSON object whose fields are the program's inputs, found ${describe(value)} (${known()})`);
+    }
+    for (const [name, v] of value) {
+      if (!declared.has(name)) throw new UsageError(`--input ${shown}: field '${name}' is not an input of the program (${known()})`);
+      values.set(name, v);
+    }
+  }
+
+  const given = new Set<string>();
+  for (const a of flags.arg) {
+    if (given.has(a.name)) throw new UsageError(`--arg ${a.name} is given twice`);
+    given.add(a.name);
+    if (!declared.has(a.name)) throw new UsageError(`--arg ${a.name}: the program has no input '${a.name}' (${known()})`);
+    values.set(a.name, argValue(a.text));
+  }
+
+  const missing = decls.filter((d) => d.default === null && !values.has(d.name));
+  if (missing.length > 0) {
+    const list = missing.map((d) => (d.description ? `'${d.name}' (${d.description.value})` : `'${d.name}'`)).join(", ");
+    const s = missing.length === 1 ? "" : "s";
+    throw new UsageError(
+      `missing input${s} ${list}: pass --arg ${missing[0]!.name}=VALUE${missing.length === 1 ? "" : " for each"} or a field in an --input JSON file (vvm check lists the program's inputs)`,
+    );
+  }
+  return values;
+}
+
+async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
+  let bytes: Uint8Array;
+  try {
+    bytes = file === "-" ? await io.readStdin() : await readFile(path.resolve(io.cwd, file));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;
+    throw new UsageError(`--input ${shown}: ${why}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`--input ${shown}: not UTF-8 text (a JSON file must be UTF-8)`);
+  }
+  const r = parseJson(text);
+  if (!r.ok) throw new UsageError(`--input ${shown}:${r.line}:${r.column}: ${r.problem}`);
+  return r.value;
+}
+
+function describe(v: Value): string {
+  if (v === null) return "null";
+  if (typeof v === "string") return "a string";
+  const t = typeName(v);
+  return t === "list" ? "a list" : `a ${t}`;
+}
+
+/** What `vvm check` prints for a program that declares inputs (on stdout: it is the answer, not a diagnostic). */
+export function describeInputs(checked: CheckResult, file: string): string | null {
+  const decls = declaredInputs(checked);
+  if (decls.length === 0) return null;
+  const source = checked.modules.get(checked.entry)!.source;
+  const rows = decls.map((d: InputDecl) => [d.name, d.default ? `default ${sourceText(source, d.default.span)}` : "required", d.description?.value ?? ""]);
+  const w0 = Math.max(...rows.map((r) => r[0]!.length));
+  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  const lines = rows.map(([name, how, what]) => `  ${name!.padEnd(w0)}  ${what ? `${how!.padEnd(w1)}  ${what}` : how}`);
+  return `inputs of ${file} (vvm run ${file} --arg name=VALUE, or --input FILE.json with these fields):\n${lines.join("\n")}\n`;
+}

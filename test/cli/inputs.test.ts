@@ -1,0 +1,206 @@
+// Program inputs through the real CLI, in-process: `vvm run --input FILE|- --arg name=value` against the
+// program's `input` declarations, and the list `vvm check` prints (spec/inputs.md).
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+import { writeProgram } from "../support/program.ts";
+
+const PROGRAM = [
+  'input ticket: "The support ticket"',
+  'input tone: "How the reply sounds" = "friendly"',
+  "input limit = 80",
+  "agent writer(model=\"haiku\", prompt=\"You answer support tickets.\")",
+  "reply = @writer `Answer in a {tone} tone.`(ticket)",
+  "export ticket",
+  "export tone",
+  "export limit",
+  "",
+].join("\n");
+
+function prog(files: Record<string, string | Uint8Array> = {}) {
+  return writeProgram({ "main.vvm": PROGRAM, ...files });
+}
+
+async function run(args: string[], opts: { stdin?: string | Uint8Array; files?: Record<string, string | Uint8Array>; source?: string } = {}) {
+  const p = writeProgram({ "main.vvm": opts.source ?? PROGRAM, ...opts.files });
+  const r = await runCli(["run", "main.vvm", "--provider", "sim", ...args], { cwd: p.dir, stdin: opts.stdin });
+  p.cleanup();
+  return r;
+}
+
+function exportsOf(r: { code: number; stdout: string; stderr: string }): Record<string, unknown> {
+  expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+/** A usage error: exit 64, nothing on stdout, no call made (no summary line), and this message. */
+function usage(r: { code: number; stdout: string; stderr: string }, message: string | RegExp): void {
+  expect(r.code).toBe(64);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).not.toMatch(/vvm: \d+ calls?/);
+  if (typeof message === "string") expect(r.stderr).toContain(message);
+  else expect(r.stderr).toMatch(message);
+}
+
+describe("vvm run --input", () => {
+  it("reads a JSON file: its fields are the inputs, as ordinary values; defaults fill the rest", async () => {
+    const ticket = { id: 7, body: "Export does nothing", tags: ["ui"], urgent: true, customer: null, score: 0.5 };
+    const r = await run(["--input", "in.json"], { files: { "in.json": JSON.stringify({ ticket }) } });
+    expect(exportsOf(r)).toEqual({ ticket, tone: "friendly", limit: 80 });
+  });
+
+  it("reads the object from stdin with -", async () => {
+    const r = await run(["--input", "-"], { stdin: '{"ticket": "printer on fire", "limit": 5}' });
+    expect(exportsOf(r)).toEqual({ ticket: "printer on fire", tone: "friendly", limit: 5 });
+  });
+
+  it("the values behave as VVM values: fields, arithmetic, len, unit", async () => {
+    const source = [
+      "input order",
+      "total = order.amount + 1",
+      "count = len(order.lines)",
+      "no_note = order.note == ()",
+      "first = order.lines[0].sku",
+      "export total",
+      "export count",
+      "export no_note",
+      "export first",
+      "",
+    ].join("\n");
+    const order = { amount: 12.5, note: null, lines: [{ sku: "a-1" }, { sku: "b-2" }] };
+    const r = await run(["--input", "order.json"], { source, files: { "order.json": JSON.stringify({ order }) } });
+    expect(exportsOf(r)).toEqual({ total: 13.5, count: 2, no_note: true, first: "a-1" });
+  });
+
+  it.each([
+    ["not JSON, with the line and column", '{\n  "ticket": "x",\n}', "vvm: --input in.json:3:1: expected a field name after ',', found '}' (JSON allows no trailing comma)"],
+    ["empty", "", "vvm: --input in.json:1:1: the text is empty: expected a JSON value"],
+    ["not an object", '["x"]', "vvm: --input in.json: expected a JSON object whose fields are the program's inputs, found a list (the program's inputs: ticket, tone, limit)"],
+    ["a field the program does not declare", '{"ticket": "x", "tnoe": "y"}', "vvm: --input in.json: field 'tnoe' is not an input of the program (the program's inputs: ticket, tone, limit)"],
+  ])("a file that is %s is a usage error", async (_what, content, message) => {
+    usage(await run(["--input", "in.json"], { files: { "in.json": content } }), message);
+  });
+
+  it("a missing file, a directory and bytes that are not UTF-8 are usage errors", async () => {
+    usage(await run(["--input", "nope.json"]), "vvm: --input nope.json: no such file");
+    usage(await run(["--input", "dir"], { files: { "dir/x": "" } }), "vvm: --input dir: a directory, not a file");
+    usage(await run(["--input", "in.json"], { files: { "in.json": new Uint8Array([0x7b, 0xff, 0x7d]) } }), "vvm: --input in.json: not UTF-8 text");
+  });
+
+  it("malformed stdin names <stdin>", async () => {
+    usage(await run(["--input", "-"], { stdin: '{"ticket": tru}' }), "vvm: --input <stdin>:1:12: expected a JSON value, found 'tru'");
+    usage(await run(["--input", "-"]), "vvm: --input <stdin>:1:1: the text is empty: expected a JSON value");
+  });
+});
+
+describe("vvm run --arg", () => {
+  it("parses the value as JSON when it is JSON, else keeps the text", async () => {
+    const source = ["input a", "input b", "input c", "input d", "input e", "input f", "input g", "export pack(a, b, c, d, e, f, g)", ""].join("\n");
+    const r = await run(["--arg", "a=3", "--arg", "b=hello world", "--arg", 'c="3"', "--arg", "d=true", "--arg", 'e={"k": [1, null]}', "--arg", "f=", "--arg", "g=null"], { source });
+    expect(exportsOf(r)).toEqual({ a: 3, b: "hello world", c: "3", d: true, e: { k: [1, null] }, f: "", g: null });
+  });
+
+  it("an --arg wins over the --input file's field", async () => {
+    const r = await run(["--input", "in.json", "--arg", "tone=curt"], { files: { "in.json": '{"ticket": "t", "tone": "warm"}' } });
+    expect(exportsOf(r)).toMatchObject({ ticket: "t", tone: "curt" });
+  });
+
+  it("a name the program does not declare is a usage error that lists its inputs", async () => {
+    usage(await run(["--arg", "ticket=x", "--arg", "tnoe=y"]), "vvm: --arg tnoe: the program has no input 'tnoe' (the program's inputs: ticket, tone, limit)");
+    usage(await run(["--arg", "x=1"], { source: "y = 1\nexport y\n" }), `vvm: --arg x: the program has no input 'x' (the program declares no inputs (declare one with input name: "description"))`);
+  });
+
+  it("the same --arg twice is a usage error", async () => {
+    usage(await run(["--arg", "ticket=a", "--arg", "ticket=b"]), "vvm: --arg ticket is given twice");
+  });
+
+  it.each([["ticket"], ["=x"], ["1x=2"], ["a-b=2"]])("--arg %s is not name=value: usage error from the command line", async (arg) => {
+    usage(await run(["--arg", arg]), /option '--arg <name=value>' argument .* is invalid\. expected name=value with an input's name/);
+  });
+});
+
+describe("missing inputs", () => {
+  it("a required input left out is exit 64 before any call, naming it and its description", async () => {
+    usage(await run([]), "vvm: missing input 'ticket' (The support ticket): pass --arg ticket=VALUE or a field in an --input JSON file (vvm check lists the program's inputs)");
+  });
+
+  it("comes before the provider is chosen: no key needed to learn an input is missing", async () => {
+    const p = prog();
+    const r = await runCli(["run", "main.vvm", "--provider", "anthropic"], { cwd: p.dir });
+    usage(r, "missing input 'ticket'");
+    expect(r.stderr).not.toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("lists every missing input", async () => {
+    const source = 'input a: "first"\ninput b\ninput c = 1\nexport pack(a, b, c)\n';
+    usage(await run([], { source }), "vvm: missing inputs 'a' (first), 'b': pass --arg a=VALUE for each");
+  });
+
+  it("a program run without vvm (runProgram) and no inputs raises thrown at the declaration", async () => {
+    const { checkProgram } = await import("../../src/check.ts");
+    const { runProgram } = await import("../../runtime/interpreter/index.ts");
+    const { noTrace } = await import("../../runtime/trace.ts");
+    const p = prog();
+    const outcome = await runProgram(await checkProgram(p.file("main.vvm")), {
+      agents: { call: async () => "", judge: async () => false, choose: async (r) => r.labels[0]! },
+      trace: noTrace,
+      signal: new AbortController().signal,
+      concurrency: 1,
+    });
+    expect(outcome.kind).toBe("raised");
+    expect(outcome.kind === "raised" && outcome.error).toEqual(
+      new Map([["error", new Map([["kind", "thrown"], ["message", "input 'ticket' was not given (vvm run --arg ticket=VALUE)"]])]]),
+    );
+    p.cleanup();
+  });
+});
+
+describe("vvm check lists the inputs", () => {
+  it("on stdout, in order, with required or the default's source text, and the description", async () => {
+    const p = writeProgram({
+      "main.vvm": 'input ticket: "The support ticket"\ninput tone: "How the reply sounds" = "friendly"\ninput limits = { words: 120,\n  lists: [] }\ninput flag\nexport pack(ticket, tone, limits, flag)\n',
+    });
+    const r = await runCli(["check", "main.vvm"], { cwd: p.dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(
+      [
+        "inputs of main.vvm (vvm run main.vvm --arg name=VALUE, or --input FILE.json with these fields):",
+        '  ticket  required                           The support ticket',
+        '  tone    default "friendly"                 How the reply sounds',
+        "  limits  default { words: 120, lists: [] }",
+        "  flag    required",
+        "",
+      ].join("\n"),
+    );
+    p.cleanup();
+  });
+
+  it("nothing on stdout for a program without inputs, or one with errors", async () => {
+    const p = writeProgram({ "a.vvm": "x = 1\nexport x\n", "b.vvm": 'input t: "x"\nreturn 1\n' });
+    expect(await runCli(["check", "a.vvm"], { cwd: p.dir })).toEqual({ code: 0, stdout: "", stderr: "" });
+    const bad = await runCli(["check", "b.vvm"], { cwd: p.dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe("");
+    p.cleanup();
+  });
+
+  it("an imported module's input is E023, and vvm run refuses the program before anything runs", async () => {
+    const p = writeProgram({ "main.vvm": 'from "./lib.vvm" import f\nx = f()\nexport x\n', "lib.vvm": 'input style = "plain"\ndef f():\n  return style\nexport f\n' });
+    const r = await runCli(["run", "main.vvm", "--provider", "sim"], { cwd: p.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("lib.vvm:1:7: E023 input 'style' is declared in a module that main.vvm imports");
+    p.cleanup();
+  });
+});
+
+describe("examples/support-reply.vvm", () => {
+  it("takes its ticket from examples/ticket.json and reads the scripted JSON answer as data", async () => {
+    const r = await runCli(["run", "examples/support-reply.vvm", "--input", "examples/ticket.json", "--script", "examples/support-reply.yaml"]);
+    expect(exportsOf(r)).toEqual({ category: "bug", urgent: true, reply: "Sorry about that, Ada: a fix for the export button ships today." });
+  });
+
+  it("offline, the simulator's answer is not JSON and the program says why", async () => {
+    const r = await runCli(["run", "examples/support-reply.vvm", "--provider", "sim", "--arg", "ticket=The export button does nothing"]);
+    expect(exportsOf(r)).toEqual({ category: "unknown", urgent: false, reply: "No triage: json(): expected a JSON value, found 'sim' (line 1, column 2)" });
+  });
+});
