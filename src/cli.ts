@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
 import type { ArgFlag } from "./commands/inputs.ts";
+import type { CheckFlags } from "./commands/check.ts";
 import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
 import type { LogFlags } from "./commands/memory-log.ts";
 import type { ShowFlags } from "./commands/memory-show.ts";
@@ -67,10 +68,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .command("check")
     .description("parse and validate a program; exit 0 when valid, 2 on errors")
     .argument("<file>", "the .vvm program")
-    .action(async (file: string) => {
+    .option("--strict", "treat warnings as errors (exit 2)")
+    .action(async (file: string, flags: CheckFlags) => {
       // Commands load on demand: `vvm check` never pays for the interpreter, `--help` for neither.
       const { checkCommand } = await import("./commands/check.ts");
-      exitCode = await checkCommand(file, io);
+      exitCode = await checkCommand(file, flags, io);
     });
 
   program
@@ -94,6 +96,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
     .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", nonBlank)
     .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag, [])
+    .option("--strict", "treat warnings as errors: nothing runs when the checker warns (exit 2)")
+    .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);

@@ -44,9 +44,11 @@ export const EXIT = {
   ok: 0,
   /** an uncaught raise ended the program */
   raised: 1,
+  /** the program finished, but an exported value is an error value (without --allow-error-exports) */
+  errorExport: 1,
   /** vvm memory: no such memory, or one that cannot be read */
   missing: 1,
-  /** validation errors: nothing ran */
+  /** validation errors (or warnings under --strict): nothing ran */
   invalid: 2,
   /** bad command line, missing file */
   usage: 64,

@@ -42,13 +42,24 @@ export class Accounting {
     this.onChange?.();
   }
 
-  finished(kind: "call" | "judge", ok: boolean): void {
+  /** failed calls and judges by error kind (`rejected`, `timeout`, …), for the summary line */
+  readonly failedCallKinds = new Map<string, number>();
+  readonly failedJudgeKinds = new Map<string, number>();
+
+  /** A call or judge is over: `failedAs` is its error kind, or null when it succeeded. */
+  finished(kind: "call" | "judge", failedAs: string | null): void {
     if (kind === "call") {
       this.calls++;
-      if (!ok) this.failedCalls++;
+      if (failedAs !== null) {
+        this.failedCalls++;
+        this.failedCallKinds.set(failedAs, (this.failedCallKinds.get(failedAs) ?? 0) + 1);
+      }
     } else {
       this.judges++;
-      if (!ok) this.failedJudges++;
+      if (failedAs !== null) {
+        this.failedJudges++;
+        this.failedJudgeKinds.set(failedAs, (this.failedJudgeKinds.get(failedAs) ?? 0) + 1);
+      }
     }
     this.onChange?.();
   }
@@ -59,28 +70,40 @@ export class Accounting {
       calls: this.calls,
       call_attempts: this.callAttempts,
       failed_calls: this.failedCalls,
+      failed_call_kinds: Object.fromEntries(byCount(this.failedCallKinds)),
       judges: this.judges,
       judge_attempts: this.judgeAttempts,
       failed_judges: this.failedJudges,
+      failed_judge_kinds: Object.fromEntries(byCount(this.failedJudgeKinds)),
       // the token fields have the names of Usage, so the totals read as one
       ...usageFields(this),
       model_ms: Math.round(this.latencyMs),
     };
   }
 
-  /** One line: calls, judges, tokens in/out, cache reads/writes, total model latency. */
+  /** One line: calls, judges (each with its failures by kind), tokens in/out, cache reads/writes, total model latency. */
   summary(provider: string): string {
     const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-    // "4 calls, 1 failed (14 attempts)": the failures are calls, not attempts
-    const failed = (n: number) => (n > 0 ? `, ${n} failed` : "");
+    // "4 calls, 2 failed (1 rejected, 1 timeout; 14 attempts)": the failures are calls, not attempts
+    const part = (n: number, word: string, failed: number, kinds: Map<string, number>, attempts: number) => {
+      const tries = plural(attempts, "attempt");
+      if (failed === 0) return `${plural(n, word)} (${tries})`;
+      const why = byCount(kinds).map(([k, c]) => `${c} ${k}`).join(", ");
+      return `${plural(n, word)}, ${failed} failed (${why}; ${tries})`;
+    };
     return (
-      `vvm: ${plural(this.calls, "call")}${failed(this.failedCalls)} (${plural(this.callAttempts, "attempt")}), ` +
-      `${plural(this.judges, "judge")}${failed(this.failedJudges)} (${plural(this.judgeAttempts, "attempt")}), ` +
+      `vvm: ${part(this.calls, "call", this.failedCalls, this.failedCallKinds, this.callAttempts)}, ` +
+      `${part(this.judges, "judge", this.failedJudges, this.failedJudgeKinds, this.judgeAttempts)}, ` +
       `tokens ${this.inputTokens} in / ${this.outputTokens} out, ` +
       `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ` +
       `model time ${(this.latencyMs / 1000).toFixed(2)}s [${provider}]`
     );
   }
+}
+
+/** Error kinds, most frequent first (ties by name), so the line reads the same on every run. */
+function byCount(kinds: Map<string, number>): [string, number][] {
+  return [...kinds].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 /** How progress is drawn: redrawn in place, or as plain lines where the cursor cannot move (the CLI decides). */

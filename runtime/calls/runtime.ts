@@ -149,7 +149,7 @@ export class CallRuntime implements AgentRuntime {
     const request = { kind, model, criterion, input: serializeInput(input), labels };
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
     const ms = roundMs(performance.now() - started);
-    this.deps.accounting.finished("judge", outcome.ok);
+    this.deps.accounting.finished("judge", outcome.ok ? null : outcome.error === "cancelled" ? "cancelled" : outcome.error.kind);
     if (outcome.ok) {
       // A label outside the options is no answer (uncertain: the first option wins), whichever provider gave it.
       const label = outcome.reply.label !== null && labels?.includes(outcome.reply.label) ? outcome.reply.label : null;
@@ -236,7 +236,7 @@ export class CallRuntime implements AgentRuntime {
 
   private finishCall(base: Record<string, unknown>, site: Site, value: Value, attempts: number, ms: number): Value {
     const failed = isErrorValue(value);
-    this.deps.accounting.finished("call", !failed);
+    this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null);
     if (this.deps.trace.enabled) {
       const result = failed
         ? { ok: false, error_kind: errorKind(value) }

@@ -55,6 +55,19 @@ function formatLocated(d: Diagnostic, source: string | null, c: ReturnType<typeo
   return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
 }
 
+/**
+ * Under `--strict`, warnings count as errors: `--strict: 2 warnings (W032, W051) count as errors`, or null when
+ * the program has none.
+ */
+export function strictRefusal(result: CheckResult): string | null {
+  const codes = new Map<string, number>();
+  for (const d of result.diagnostics) if (d.severity === "warning") codes.set(d.code, (codes.get(d.code) ?? 0) + 1);
+  if (codes.size === 0) return null;
+  const n = [...codes.values()].reduce((a, b) => a + b, 0);
+  const list = [...codes.keys()].sort().join(", ");
+  return n === 1 ? `--strict: 1 warning (${list}) counts as an error` : `--strict: ${n} warnings (${list}) count as errors`;
+}
+
 /** Resolve the program path, or say why it cannot be read. */
 export async function resolveProgramFile(file: string, io: CliIO): Promise<string | null> {
   const abs = path.resolve(io.cwd, file);

@@ -4,12 +4,19 @@ import { collectInputs, type InputFlags } from "./inputs.ts";
 import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
-import { printDiagnostics, resolveProgramFile } from "./report.ts";
+import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { jsonObject, makeError, toJSON, type Site, type Value } from "../../runtime/values.ts";
+import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import pc from "picocolors";
 
-export type RunFlags = ModelFlags & InputFlags & { concurrency: number };
+export type RunFlags = ModelFlags &
+  InputFlags & {
+    concurrency: number;
+    /** warnings are errors: nothing runs when the checker warns (exit 2) */
+    strict?: boolean;
+    /** exit 0 even when an exported value is an error value (the default exits 1) */
+    allowErrorExports?: boolean;
+  };
 
 export async function runCommand(file: string, flags: RunFlags, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
@@ -17,6 +24,11 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   const checked = await checkProgram(abs);
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
+  const strict = flags.strict ? strictRefusal(checked) : null;
+  if (strict !== null) {
+    io.stderr.write(`vvm: ${strict}; nothing ran\n`);
+    return EXIT.invalid;
+  }
   // Ctrl-C while the program was being checked: nothing has run yet, so nothing runs
   if (io.signal.aborted) return EXIT.interrupted;
   // The inputs before any provider or call: a missing or malformed one is the command line's mistake.
@@ -67,7 +79,11 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
           return EXIT.raised;
         }
         io.stdout.write(text + "\n");
-        return EXIT.ok;
+        // The exports are printed either way; the exit code says whether any of them is a failure.
+        const failed = [...outcome.exports].filter(([, v]) => isErrorValue(v));
+        if (failed.length === 0 || flags.allowErrorExports) return EXIT.ok;
+        io.stderr.write(`vvm: ${describeErrorExports(failed)}: exit 1 (--allow-error-exports exits 0)\n`);
+        return EXIT.errorExport;
       }
       case "raised":
         io.stderr.write(describeUncaught(outcome.error, outcome.site, io, color) + "\n");
@@ -83,6 +99,13 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
   } finally {
     await layer.close();
   }
+}
+
+/** `export 'r' is an error value (timeout)`, or `2 exports are error values: a (rejected), b (timeout)`. */
+function describeErrorExports(failed: [string, Value][]): string {
+  const kind = (v: Value) => errorKind(v as VObject) ?? "no kind";
+  if (failed.length === 1) return `export '${failed[0]![0]}' is an error value (${kind(failed[0]![1])})`;
+  return `${failed.length} exports are error values: ${failed.map(([key, v]) => `'${key}' (${kind(v)})`).join(", ")}`;
 }
 
 function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean): string {

@@ -29,6 +29,21 @@ function expectCleanRun(res: CliResult, label: string): Record<string, unknown> 
   return parsed;
 }
 
+/**
+ * A run that finished but exported error values: exit 1 (the default without --allow-error-exports), the exports
+ * still printed as one JSON document, and one stderr line naming exactly these keys.
+ */
+function expectErrorExports(res: CliResult, label: string, keys: string[]): Record<string, unknown> {
+  if (res.code !== 1) throw new Error(`${label}: exit ${res.code}, expected 1 for error exports\n${res.stderr}`);
+  const parsed = JSON.parse(res.stdout) as Record<string, unknown>;
+  expect(res.stdout).toBe(JSON.stringify(parsed, null, 2) + "\n");
+  const failed = Object.keys(parsed).filter((k) => (parsed[k] as { error?: unknown } | null)?.error instanceof Object);
+  expect(failed).toEqual(keys);
+  const line = keys.length === 1 ? `vvm: export '${keys[0]}' is an error value (` : `vvm: ${keys.length} exports are error values: `;
+  expect(res.stderr).toContain(line);
+  return parsed;
+}
+
 /** Rules exercising every call form the examples use; what they do not match falls back to sim. */
 const EXAMPLES_SCRIPT = `
 rules:
@@ -52,12 +67,16 @@ rules:
       \`\`\`
 `;
 
+// 07-errors exports error values on purpose; these runs are about calls, so they accept that (the exit code an
+// error export gets by default is pinned in test/cli/strict.test.ts).
+const ALLOW = ["--allow-error-exports"];
+
 describe("the reference examples", () => {
   it("all run under sim: exit 0, JSON only on stdout, offline notice and summary on stderr", async () => {
     const { root, programs } = await examplesCopy();
     expect(programs.length).toBeGreaterThanOrEqual(9);
     for (const p of programs) {
-      const res = await runCli(["run", p], { cwd: root });
+      const res = await runCli(["run", p, ...ALLOW], { cwd: root });
       expectCleanRun(res, `sim ${p}`);
       expect(res.stderr).toContain("this run is offline");
       expect(res.stderr).toMatch(/vvm: \d+ calls? \(.*\[sim\]\n$/);
@@ -69,7 +88,7 @@ describe("the reference examples", () => {
     await writeFile(path.join(root, "examples.yaml"), EXAMPLES_SCRIPT);
     const outputs: Record<string, Record<string, unknown>> = {};
     for (const p of programs) {
-      const res = await runCli(["run", p, "--script", "examples.yaml"], { cwd: root, env: { VVM_RETRY_BASE_MS: "1" } });
+      const res = await runCli(["run", p, "--script", "examples.yaml", ...ALLOW], { cwd: root, env: { VVM_RETRY_BASE_MS: "1" } });
       outputs[p] = expectCleanRun(res, `script ${p}`);
       expect(res.stderr).toContain("[script]");
     }
@@ -92,7 +111,7 @@ describe("the reference examples", () => {
       standin.reset().setHandler((req, i) =>
         /is a list/.test(req.body.messages?.[0]?.content?.[0]?.text ?? "") ? { type: "tool", input: { verdict: false } } : defaultHandler(req, i),
       );
-      const res = await runCli(["run", p], { cwd: root, env: standin.env() });
+      const res = await runCli(["run", p, ...ALLOW], { cwd: root, env: standin.env() });
       expectCleanRun(res, `stand-in ${p}`);
       expect(res.stderr).not.toContain("offline");
       expect(res.stderr).toContain("[anthropic]");
@@ -193,14 +212,14 @@ describe("conformance through vvm run", () => {
       ].join("\n"),
     );
     const res = await runCli(["run", file, "--script", path.join(dir, "opts.yaml"), "--trace", "opts-trace.jsonl"], { cwd: dir });
-    const out = expectCleanRun(res, "opts.vvm");
+    const out = expectErrorExports(res, "opts.vvm", ["r3"]);
     expect(out.r1).toBe("recovered");
     expect(out.k2).toBe("timeout");
     expect(out.r3).toEqual({ error: { kind: "rejected", message: "no access", data: { status: 403, request_id: "script-rule-4", attempts: 1, model: MODEL_ALIASES.haiku } } });
     // reported once, by the validator, with its position; the run then ignores it
     expect(res.stderr).toMatch(/opts\.vvm:4:\d+: W050 unknown agent-call option 'colour'/);
     expect(res.stderr).not.toMatch(/warning .*colour/);
-    expect(res.stderr).toMatch(/vvm: 3 calls, 2 failed \(6 attempts\)/);
+    expect(res.stderr).toMatch(/vvm: 3 calls, 2 failed \(1 rejected, 1 timeout; 6 attempts\)/);
     const events = (await readFile(path.join(dir, "opts-trace.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(events.find((e) => e.type === "call" && e.name === "flaky-one")).toMatchObject({ attempts: 3, ok: true });
     expect(events.filter((e) => e.type === "call_attempt" && e.name === "flaky-one").map((e) => e.retry_in_ms)).toEqual([20, 20, undefined]);
@@ -254,7 +273,7 @@ describe("conformance through vvm run", () => {
       ].join("\n"),
     );
     const res = await runCli(["run", file, "--judge-model", "opus"], { cwd: dir, env: standin.env() });
-    const out = expectCleanRun(res, "judges.vvm");
+    const out = expectErrorExports(res, "judges.vvm", ["broken"]);
     expect(out).toMatchObject({ p1: true, p2: false, p3: false, m: "second", picked: "second", c: "ran second", kept: "value" });
     expect((out.broken as { error: { kind: string } }).error.kind).toBe("constraint_violation");
     expect(standin.requests.every((r) => r.body.model === MODEL_ALIASES.opus)).toBe(true);
@@ -268,7 +287,7 @@ describe("conformance through vvm run", () => {
       ["try:", "  ok = ?`anything`(1)", "except as err:", "  caught = err", "export caught", ""].join("\n"),
     );
     const res = await runCli(["run", file], { cwd: dir, env: standin.env() });
-    const out = expectCleanRun(res, "judge-fail.vvm");
+    const out = expectErrorExports(res, "judge-fail.vvm", ["caught"]);
     const e = (out.caught as { error: { kind: string; message: string; data: Record<string, unknown> } }).error;
     expect(e.kind).toBe("thrown");
     expect(e.message).toContain("invalid x-api-key");
@@ -350,9 +369,9 @@ describe("conformance through vvm run", () => {
     const examples = path.join(ROOT, "examples");
     const copy = await mkdtemp(path.join(dir, "own-"));
     for (const f of ["calls-retry.vvm", "calls-retry.yaml", "calls-judges.vvm", "calls-judges.yaml"]) await cp(path.join(examples, f), path.join(copy, f));
-    for (const name of ["calls-retry", "calls-judges"]) {
-      expectCleanRun(await runCli(["run", `${name}.vvm`], { cwd: copy }), `${name} sim`);
-    }
+    expectCleanRun(await runCli(["run", "calls-retry.vvm"], { cwd: copy }), "calls-retry sim");
+    // offline every requirement is violated: reply is error(kind="constraint_violation"), so the run exits 1
+    expectErrorExports(await runCli(["run", "calls-judges.vvm"], { cwd: copy }), "calls-judges sim", ["reply"]);
     const retry = await runCli(["run", "calls-retry.vvm", "--script", "calls-retry.yaml"], { cwd: copy, env: { VVM_RETRY_BASE_MS: "1" } });
     expect(expectCleanRun(retry, "calls-retry script")).toEqual({ health: "search in eu-west is healthy after a short overload.", advice: "none needed" });
     expect(retry.stderr).toContain("1 call (3 attempts)");
