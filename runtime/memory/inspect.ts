@@ -130,7 +130,7 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
 
   const ledger: Inspection["ledger"] = { size: 0, tornBytes: 0, last: null, problem: null };
   try {
-    const scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES);
+    const scan = await scanTail(fs, files.ledger, MAX_SCAN_BYTES);
     Object.assign(ledger, { size: scan.size, tornBytes: scan.tornBytes, last: scan.last });
     if (scan.tornBytes > 0) warnings.push(`ledger.jsonl ends with ${scan.tornBytes} bytes of an incomplete line (an interrupted write); the next continue call repairs it`);
     for (const off of [...scan.badLines].sort((a, b) => a - b)) warnings.push(`ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; calls skip it`);
@@ -158,7 +158,8 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
   const locked = names.includes("lock");
   const lock = locked ? readHolder(files.lock) : null;
   if (locked) notes.push(`in use: ${describeHolder(lock)}`);
-  for (const name of names.filter(isOrphanName).sort()) warnings.push(`${name} was left by an interrupted write; the next continue call removes it`);
+  // while a call holds the lock, a temporary file is most likely its own write in progress
+  if (!locked) for (const name of names.filter(isOrphanName).sort()) warnings.push(`${name} was left by an interrupted write; the next continue call removes it`);
   return { loc, digest, meta, ledger, state, lock, locked, warnings, notes };
 }
 

@@ -54,10 +54,8 @@ export interface TailScan {
   size: number;
   /** bytes after the last newline: an interrupted append */
   tornBytes: number;
-  /** the last complete, parsable entry */
+  /** the last complete, parsable, in-sequence entry */
   last: LedgerEntry | null;
-  /** retained facts, newest first, within the character budget */
-  retains: string[];
   /** byte offsets of complete lines that are not valid entries */
   badLines: number[];
 }
@@ -119,17 +117,19 @@ function lowestRead(size: number, maxScanBytes: number): number {
 }
 
 function emptyScan(size: number): TailScan {
-  return { size, tornBytes: 0, last: null, retains: [], badLines: [] };
+  return { size, tornBytes: 0, last: null, badLines: [] };
 }
 
 /**
- * Scan the ledger backwards: the torn tail, the last entry, and the newest `retain` facts whose
- * total length (plus 3 characters of list markup each) fits `retainChars`. Stops as soon as both
- * are known, and never reads more than `maxScanBytes`. With `caches` (one map per store, keyed by
- * file), a ledger that has not changed since the previous call is not parsed again, and one that
- * only grew has just its new lines parsed.
+ * Scan the ledger backwards for the torn tail, the last entry and unreadable lines near the end. The
+ * last entry is judged in sequence (SequenceCheck) against what precedes it in the scan window: every
+ * line that starts in the last 32 KiB, and at least one earlier entry (so a planted entry far ahead of the ones
+ * before it is out of sequence). Never reads more than `maxScanBytes`. With `caches` (one map per
+ * store, keyed by file), a ledger that has not changed since the previous call is not parsed again,
+ * and one that only grew has just its new lines parsed. (Retained facts come from the recall index,
+ * fact-index.ts.)
  */
-export async function scanTail(fs: MemoryFs, file: string, retainChars: number, maxScanBytes: number, caches?: Map<string, TailCache>): Promise<TailScan> {
+export async function scanTail(fs: MemoryFs, file: string, maxScanBytes: number, caches?: Map<string, TailCache>): Promise<TailScan> {
   const h = await fs.openRead(file);
   if (h === null) {
     caches?.delete(file);
@@ -137,13 +137,13 @@ export async function scanTail(fs: MemoryFs, file: string, retainChars: number, 
   }
   try {
     if (caches) {
-      const hit = await fromCache(h, caches.get(file), retainChars, maxScanBytes);
+      const hit = await fromCache(h, caches.get(file), maxScanBytes);
       if (hit) {
         touch(caches, file, hit.cache);
         return hit.scan;
       }
     }
-    const { scan, cache } = await freshScan(h, retainChars, maxScanBytes, caches !== undefined);
+    const { scan, cache } = await freshScan(h, maxScanBytes, caches !== undefined);
     if (caches) {
       if (cache) touch(caches, file, cache);
       else caches.delete(file);
@@ -170,66 +170,42 @@ function touch(caches: Map<string, TailCache>, file: string, cache: TailCache) {
   }
 }
 
-/** Collects retained facts, newest first, until the next one would not fit (each costs its length + 3). */
-class FactBudget {
-  private used = 0;
-  full: boolean;
-  constructor(
-    private readonly limit: number,
-    private readonly out: string[],
-  ) {
-    this.full = limit <= 0;
-  }
-
-  take(entry: LedgerEntry): void {
-    for (let j = entry.retain.length - 1; j >= 0 && !this.full; j--) {
-      const fact = entry.retain[j];
-      if (typeof fact !== "string") continue;
-      if (this.used + fact.length + 3 > this.limit) this.full = true;
-      else {
-        this.used += fact.length + 3;
-        this.out.push(fact);
-      }
-    }
-  }
-}
+/** Half a chunk: the first chunk read holds the line that starts the window, unless a line is longer. */
+const JUDGING_WINDOW = CHUNK / 2;
 
 /**
- * The lines a scan examined, newest first. While scanning, every parsed entry counts towards `last` and
- * the budget, which decides where the scan stops (so a scan from the cache stops exactly where a fresh
- * one does); `result` then judges the sequence numbers, oldest first, and collects from the entries in
- * order only.
+ * The lines a scan examined, newest first. The scan has examined enough once it has seen two entries
+ * and reached the start of the judging window (the last 32 KiB of the file): a rule on positions alone,
+ * so a scan from the cache stops exactly where a fresh one does. `result` then judges the sequence
+ * numbers, oldest first.
  */
 class Examined {
   readonly lines: SeenLine[] = [];
-  private sawEntry = false;
-  private readonly budget: FactBudget;
-  constructor(private readonly retainChars: number) {
-    this.budget = new FactBudget(retainChars, []);
+  private entries = 0;
+  private reached = false;
+  /** the window's first byte */
+  private readonly floor: number;
+  constructor(size: number) {
+    this.floor = Math.max(0, size - JUDGING_WINDOW);
   }
 
   add(start: number, entry: LedgerEntry | null): void {
     this.lines.push({ start, entry });
-    if (entry === null) return;
-    this.sawEntry = true;
-    this.budget.take(entry);
+    if (entry !== null) this.entries++;
+    if (start <= this.floor) this.reached = true;
   }
 
   get enough(): boolean {
-    return this.sawEntry && this.budget.full;
+    return this.entries >= 2 && this.reached;
   }
 
   result(size: number, tornBytes: number): TailScan {
-    const scan: TailScan = { size, tornBytes, last: null, retains: [], badLines: [] };
+    const scan: TailScan = { size, tornBytes, last: null, badLines: [] };
     const inOrder = inSequence(this.lines.map((l) => l.entry).reverse()).reverse();
-    const budget = new FactBudget(this.retainChars, scan.retains);
     this.lines.forEach(({ start }, i) => {
       const entry = inOrder[i];
       if (entry === null) scan.badLines.push(start);
-      else {
-        scan.last ??= entry;
-        budget.take(entry);
-      }
+      else scan.last ??= entry;
     });
     return scan;
   }
@@ -258,9 +234,9 @@ export function inSequence(entries: (LedgerEntry | null)[]): (LedgerEntry | null
   return entries.map((e) => (e !== null && check.accept(e) ? e : null));
 }
 
-/** The facts a fresh scan would collect from these lines, or null when it would need older lines. */
-function walk(cache: TailCache, retainChars: number, lowest: number): { scan: TailScan; stop: number; early: boolean } | null {
-  const seen = new Examined(retainChars);
+/** What a fresh scan would find in these lines, or null when it would need older lines. */
+function walk(cache: TailCache, lowest: number): { scan: TailScan; stop: number; early: boolean } | null {
+  const seen = new Examined(cache.end);
   const { lines } = cache;
   for (let i = lines.length - 1; i >= 0; i--) {
     const { start, entry } = lines[i];
@@ -273,7 +249,7 @@ function walk(cache: TailCache, retainChars: number, lowest: number): { scan: Ta
   return cache.complete ? { scan: seen.result(cache.end, 0), stop: 0, early: false } : null;
 }
 
-async function fromCache(h: ReadHandle, c: TailCache | undefined, retainChars: number, maxScanBytes: number): Promise<{ scan: TailScan; cache: TailCache } | null> {
+async function fromCache(h: ReadHandle, c: TailCache | undefined, maxScanBytes: number): Promise<{ scan: TailScan; cache: TailCache } | null> {
   const size = h.size;
   if (!c || size < c.end || size - c.from > Math.max(CHUNK, maxScanBytes)) return null;
   const buf = await h.read(c.from, size - c.from);
@@ -289,7 +265,7 @@ async function fromCache(h: ReadHandle, c: TailCache | undefined, retainChars: n
   }
   const next: TailCache = { from: c.from, end: size, bytes: buf, lines, complete: c.complete };
   const lowest = lowestRead(size, maxScanBytes);
-  const got = walk(next, retainChars, lowest);
+  const got = walk(next, lowest);
   if (got === null) return null;
   return { scan: got.scan, cache: trim(next, got.stop, got.early, lowest) };
 }
@@ -302,8 +278,8 @@ function trim(c: TailCache, stop: number, early: boolean, lowest: number): TailC
   return { from, end: c.end, bytes: c.bytes.subarray(from - c.from), lines: c.lines.slice(stop), complete: c.complete && !early };
 }
 
-async function freshScan(h: ReadHandle, retainChars: number, maxScanBytes: number, keep: boolean): Promise<{ scan: TailScan; cache: TailCache | null }> {
-  const seen = new Examined(retainChars);
+async function freshScan(h: ReadHandle, maxScanBytes: number, keep: boolean): Promise<{ scan: TailScan; cache: TailCache | null }> {
+  const seen = new Examined(h.size);
   const chunks: Buffer[] = [];
   const lines = new BackwardLines(h, { maxBytes: maxScanBytes, onChunk: keep ? (chunk) => chunks.push(chunk) : undefined });
   const done = (from: number, complete: boolean) => {

@@ -135,13 +135,13 @@ export class Session implements MemorySession {
     this.parsed = digest.parsed;
     this.hash = digest.hash;
     this.meta = await this.readMeta();
-    let scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES, this.shared.tails);
+    let scan = await scanTail(fs, files.ledger, MAX_SCAN_BYTES, this.shared.tails);
     if (writing && scan.tornBytes > 0) {
       const whole = await wholeTail(fs, files.ledger, scan.size, scan.tornBytes);
       if (whole !== null && whole.seq > (scan.last?.seq ?? 0)) {
         // a whole entry missing only its line break: keep it (below, a torn fragment is cut off instead)
         await fs.append(files.ledger, Buffer.from("\n"));
-        scan = await scanTail(fs, files.ledger, 0, MAX_SCAN_BYTES, this.shared.tails);
+        scan = await scanTail(fs, files.ledger, MAX_SCAN_BYTES, this.shared.tails);
         this.warn(`repaired ledger.jsonl: added the missing line break after entry ${whole.seq}`);
       }
     }

@@ -266,6 +266,17 @@ describe("sequence numbers", () => {
     await s.release();
   });
 
+  it("a planted last entry that jumps far ahead is out of sequence: the next entry follows the one before it", async () => {
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    await writeFile(path.join(mem, "ledger.jsonl"), patchLine(1, ["one"]) + patchLine(2, ["two"]) + patchLine(10 ** 12, ["planted"]));
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply({ retain: ["three"] }));
+    const { entries, badLines } = await ledger(dir, "k");
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(badLines).toHaveLength(1);
+  });
+
   it("lines deleted by hand leave a gap that later entries survive; a repeated seq is out of sequence", async () => {
     const mem = memDir(dir, "k");
     await mkdir(mem, { recursive: true });
