@@ -100,6 +100,23 @@ export async function readLog(fs: MemoryFs, file: string, q: LogQuery): Promise<
   }
 }
 
+/**
+ * Every readable entry of a ledger, oldest first, to `visit`; null when there is no ledger. Resolves to
+ * the torn tail's length and how many lines were skipped (unreadable, out of sequence, or longer than
+ * any entry).
+ */
+async function eachEntry(fs: MemoryFs, file: string, visit: (e: LedgerEntry) => void): Promise<{ tornBytes: number; skipped: number } | null> {
+  const h = await fs.openRead(file);
+  if (h === null) return null;
+  let skipped = 0;
+  try {
+    const { tornBytes } = await forEachLine(h, (_start, e) => (e === null ? skipped++ : visit(e)), MAX_ENTRY_BYTES);
+    return { tornBytes, skipped };
+  } finally {
+    await h.close();
+  }
+}
+
 /** A version of the digest: an entry that changed it. */
 export interface DigestVersion {
   seq: number;
@@ -132,13 +149,10 @@ export interface Versions {
  * names the version in effect after that entry (the newest version at or before it), whose body is kept.
  */
 export async function digestVersions(fs: MemoryFs, file: string, want: readonly number[] = []): Promise<Versions | null> {
-  const h = await fs.openRead(file);
-  if (h === null) return null;
   const versions: DigestVersion[] = [];
   const at = new Map<number, { version: DigestVersion; body: string | null }>();
   const wanted = [...want].sort((a, b) => a - b);
   let current: { version: DigestVersion; body: string | null } | null = null;
-  let skipped = 0;
   let last = 0;
   // a wanted seq is settled by the first entry after it: the version in effect then is the current one
   const settle = (upTo: number) => {
@@ -147,43 +161,32 @@ export async function digestVersions(fs: MemoryFs, file: string, want: readonly 
       if (current !== null) at.set(seq, current);
     }
   };
-  try {
-    const { tornBytes } = await forEachLine(
-      h,
-      (_start, e) => {
-        if (e === null) {
-          skipped++;
-          return;
-        }
-        if (last === 0 && e.digest_before === EMPTY_HASH) {
-          // the memory began with no digest: version 0 is the empty one
-          const empty: DigestVersion = { seq: 0, ts: e.ts, kind: e.kind, agent: null, hash: EMPTY_HASH, chars: 0, reason: null };
-          versions.push(empty);
-          current = { version: empty, body: "" };
-        }
-        settle(e.seq);
-        last = e.seq;
-        if (e.digest_after === e.digest_before) return;
-        const body = typeof e.digest === "string" ? e.digest : null;
-        const version: DigestVersion = {
-          seq: e.seq,
-          ts: e.ts,
-          kind: e.kind,
-          agent: e.kind === "external_edit" ? null : e.provenance,
-          hash: e.digest_after,
-          chars: body === null ? null : body.length,
-          reason: e.reason ?? null,
-        };
-        versions.push(version);
-        current = { version, body };
-      },
-      MAX_ENTRY_BYTES,
-    );
-    settle(Infinity);
-    return { versions, at, tornBytes, skipped, last };
-  } finally {
-    await h.close();
-  }
+  const read = await eachEntry(fs, file, (e) => {
+    if (last === 0 && e.digest_before === EMPTY_HASH) {
+      // the memory began with no digest: version 0 is the empty one
+      const empty: DigestVersion = { seq: 0, ts: e.ts, kind: e.kind, agent: null, hash: EMPTY_HASH, chars: 0, reason: null };
+      versions.push(empty);
+      current = { version: empty, body: "" };
+    }
+    settle(e.seq);
+    last = e.seq;
+    if (e.digest_after === e.digest_before) return;
+    const body = typeof e.digest === "string" ? e.digest : null;
+    const version: DigestVersion = {
+      seq: e.seq,
+      ts: e.ts,
+      kind: e.kind,
+      agent: e.kind === "external_edit" ? null : e.provenance,
+      hash: e.digest_after,
+      chars: body === null ? null : body.length,
+      reason: e.reason ?? null,
+    };
+    versions.push(version);
+    current = { version, body };
+  });
+  if (read === null) return null;
+  settle(Infinity);
+  return { versions, at, ...read, last };
 }
 
 /** A search hit: a retained fact, or a line of the digest as it was from one version until another. */
@@ -215,46 +218,32 @@ export interface Found {
  * once, front to back in chunks: past digests are only there.
  */
 export async function searchLedger(fs: MemoryFs, file: string, query: string, limit: number): Promise<Found | null> {
-  const h = await fs.openRead(file);
-  if (h === null) return null;
   const docs: Hit[] = [];
   // each distinct digest line, by its text: the hit it is, while it is in the digest
   const live = new Map<string, Extract<Hit, { kind: "digest" }>>();
-  let skipped = 0;
   let digestLines = 0;
-  try {
-    const { tornBytes } = await forEachLine(
-      h,
-      (_start, e) => {
-        if (e === null) {
-          skipped++;
-          return;
-        }
-        e.retain.forEach((text, index) => {
-          if (typeof text === "string") docs.push({ kind: "fact", seq: e.seq, index, ts: e.ts, text });
-        });
-        if (e.digest_after === e.digest_before || typeof e.digest !== "string") return;
-        const lines = new Set(e.digest.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
-        for (const [text, hit] of live) {
-          if (lines.has(text)) continue;
-          hit.until = e.seq;
-          live.delete(text);
-        }
-        for (const text of lines) {
-          if (live.has(text)) continue;
-          const hit = { kind: "digest" as const, seq: e.seq, ts: e.ts, text, until: null };
-          live.set(text, hit);
-          docs.push(hit);
-          digestLines++;
-        }
-      },
-      MAX_ENTRY_BYTES,
-    );
-    const search = new FactSearch();
-    search.add(docs.map((d) => ({ seq: d.seq, i: d.kind === "fact" ? d.index : -1, ts: d.ts, text: d.text })));
-    const hits = search.search(query).slice(0, limit).map((k) => docs[k]);
-    return { hits, facts: docs.length - digestLines, digestLines, tornBytes, skipped };
-  } finally {
-    await h.close();
-  }
+  const read = await eachEntry(fs, file, (e) => {
+    e.retain.forEach((text, index) => {
+      if (typeof text === "string") docs.push({ kind: "fact", seq: e.seq, index, ts: e.ts, text });
+    });
+    if (e.digest_after === e.digest_before || typeof e.digest !== "string") return;
+    const lines = new Set(e.digest.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+    for (const [text, hit] of live) {
+      if (lines.has(text)) continue;
+      hit.until = e.seq;
+      live.delete(text);
+    }
+    for (const text of lines) {
+      if (live.has(text)) continue;
+      const hit = { kind: "digest" as const, seq: e.seq, ts: e.ts, text, until: null };
+      live.set(text, hit);
+      docs.push(hit);
+      digestLines++;
+    }
+  });
+  if (read === null) return null;
+  const search = new FactSearch();
+  search.add(docs.map((d) => ({ seq: d.seq, i: d.kind === "fact" ? d.index : -1, ts: d.ts, text: d.text })));
+  const hits = search.search(query).slice(0, limit).map((k) => docs[k]);
+  return { hits, facts: docs.length - digestLines, digestLines, ...read };
 }

@@ -2,7 +2,7 @@
 // meta.json checked, and how digest.md stands against the ledger's last entry. Calls read them the
 // same way under the lock (spec/memory.md §1, §5, §7); the `vvm memory` commands read them bare.
 import type { MemoryMode } from "../memory-port.ts";
-import { syncFacts, type FactIndex } from "./fact-index.ts";
+import { syncFacts, type SyncOptions } from "./fact-index.ts";
 import { NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { sha256 } from "./keys.ts";
 import type { LedgerEntry } from "./ledger.ts";
@@ -103,25 +103,15 @@ const CHARS_PER_TOKEN = 4;
 /** The retained facts' budget in characters, for a budget in tokens. */
 export const budgetChars = (tokens: number) => Math.max(0, Math.floor(tokens * CHARS_PER_TOKEN));
 
-export interface RecallOptions {
-  fs: MemoryFs;
-  /** the memory directory's ledger.jsonl and recall.jsonl */
-  ledger: string;
-  index: string;
-  ledgerSize: number;
+export type RecallOptions = SyncOptions & {
   settings: DigestSettings;
   /** what recall ranks the facts against: the call's task and input */
   query: string;
   budgetChars: number;
-  /** one per store */
-  cache: Map<string, FactIndex>;
-  /** write what was learned to recall.jsonl (only under the lock, in `continue`) */
-  persist: boolean;
-  warn: (message: string) => void;
-}
+};
 
 /** The retained facts a call's Memory Context shows (§3 "Recall"). */
 export async function recalledFacts(o: RecallOptions): Promise<Recalled> {
-  const index = await syncFacts({ fs: o.fs, ledger: o.ledger, index: o.index, ledgerSize: o.ledgerSize, cache: o.cache, persist: o.persist, warn: o.warn });
+  const index = await syncFacts(o);
   return recall(index.search, o.query, o.budgetChars, o.settings.recall, o.settings.recentShare);
 }
