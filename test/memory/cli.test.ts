@@ -130,7 +130,8 @@ describe("memory through vvm run", () => {
     const { store } = makeStore(dir);
     const held = await session(store, "busy");
     try {
-      const out = ok(await runCli(["run", "locked.vvm", "--lock-timeout", "200ms"], { cwd: dir, env: standin.env() }));
+      // the locked error value is the export under test (exporting an error value otherwise exits 1)
+      const out = ok(await runCli(["run", "locked.vvm", "--lock-timeout", "200ms", "--allow-error-exports"], { cwd: dir, env: standin.env() }));
       expect(out.r).toEqual({ error: { kind: "locked", message: expect.stringMatching(/memory project:"busy" is in use by another call or process \(held by pid \d+ on [^)]+\); gave up after waiting 200 ms/) } });
       expect(standin.requests).toHaveLength(0);
     } finally {
