@@ -7,9 +7,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { applyPatch } from "diff";
 import { describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "../support/cli.ts";
+import { collect, runCli, spawnCli, type CliResult } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
-import { makeStore, memDir, patchLine, session } from "./helpers.ts";
+import { ledger, makeStore, memDir, patchLine, patchReply, session } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-cmd-");
 const standin = useStandin();
@@ -367,6 +367,48 @@ describe("vvm memory while a call holds the memory", () => {
       expect(ok(await runCli(["memory", "log", KEY, "--last", "1"], { cwd: dir })).stdout).toMatch(/^\[5\] repair/);
     } finally {
       await held.release();
+    }
+  });
+});
+
+describe("vvm memory while another process commits", () => {
+  it("show reads whole states only: a logged digest, logged facts, never a half-done commit", async () => {
+    const dir = await mkdtemp(path.join(base, "busy-"));
+    const items = Array.from({ length: 30 }, (_, i) => i + 1);
+    await writeFile(
+      path.join(dir, "busy.vvm"),
+      [agent("busy"), "def note(n):", "  return @scribe `Record item {n}.`(n)", `out = map([${items.join(", ")}], note)`, "export out"].join("\n"),
+    );
+    let n = 0;
+    standin.setHandler(() => {
+      const i = ++n;
+      return { type: "text", delayMs: 5, text: patchReply({ digest: `## Count\n- item ${i} recorded\n`, retain: [`item ${i} recorded`] }, `done ${i}`) };
+    });
+    const child = spawnCli(["run", "busy.vvm"], { cwd: dir, env: standin.env() });
+    const done = collect(child);
+    let running = true;
+    void done.then(() => (running = false));
+    const seen: { digest: string; facts: string[]; warnings: string[] }[] = [];
+    while (running) {
+      // give the event loop a turn: the child's exit is an I/O event, and in-process runs are all promises
+      await new Promise((r) => setTimeout(r, 2));
+      const res = await runCli(["memory", "show", "busy", "--json"], { cwd: dir });
+      if (res.code === 1 && res.stderr.startsWith("vvm: no memory")) continue;
+      noStack(res);
+      expect(res.code).toBe(0);
+      const json = JSON.parse(res.stdout);
+      seen.push({ digest: json.digest, facts: json.facts.shown.map((f: { text: string }) => f.text), warnings: json.warnings });
+    }
+    expect((await done).code).toBe(0);
+    const { entries } = await ledger(dir, "busy");
+    expect(entries).toHaveLength(30);
+    const digests = new Set(["", ...entries.map((e) => e.digest)]);
+    const facts = new Set(entries.flatMap((e) => e.retain));
+    expect(seen.length).toBeGreaterThan(0);
+    for (const s of seen) {
+      expect(digests.has(s.digest)).toBe(true);
+      for (const f of s.facts) expect(facts.has(f)).toBe(true);
+      expect(s.warnings).toEqual([]);
     }
   });
 });
