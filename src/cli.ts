@@ -34,6 +34,12 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/** One `--input` file: a second one would silently replace the first. */
+function inputFile(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError(`--input is already ${previous}: give one file (and --arg for single values)`);
+  return nonBlank(value);
+}
+
 /** A repeatable `--arg name=value` (the value is decoded later, when the program's inputs are known). */
 function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
   const eq = value.indexOf("=");
@@ -94,7 +100,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
         .default(60_000, "60s"),
     )
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
-    .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", nonBlank)
+    .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", inputFile)
     .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag, [])
     .option("--strict", "treat warnings as errors: nothing runs when the checker warns (exit 2)")
     .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")

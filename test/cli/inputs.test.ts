@@ -86,6 +86,10 @@ describe("vvm run --input", () => {
     usage(await run(["--input", "in.json"], { files: { "in.json": new Uint8Array([0x7b, 0xff, 0x7d]) } }), "vvm: --input in.json: not UTF-8 text");
   });
 
+  it("a second --input is a usage error rather than a silent replacement", async () => {
+    usage(await run(["--input", "a.json", "--input", "b.json"], { files: { "a.json": "{}", "b.json": "{}" } }), "argument 'b.json' is invalid. --input is already a.json: give one file");
+  });
+
   it("malformed stdin names <stdin>", async () => {
     usage(await run(["--input", "-"], { stdin: '{"ticket": tru}' }), "vvm: --input <stdin>:1:12: expected a JSON value, found 'tru'");
     usage(await run(["--input", "-"]), "vvm: --input <stdin>:1:1: the text is empty: expected a JSON value");
