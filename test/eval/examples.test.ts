@@ -1,14 +1,15 @@
 // Every reference example runs under the fake agents, with checks on what each one computes and sends.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { programsIn, REFERENCE_EXAMPLES } from "../support/examples.ts";
+import { REFERENCE_EXAMPLES, referenceExamples } from "../support/examples.ts";
+import { programsIn } from "../support/programs.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 
-const file = (name: string) => path.join(REFERENCE_EXAMPLES, name);
+const file = (name: string) => path.join(referenceExamples(), name);
 
-describe("reference examples under fake agents", () => {
+describe.skipIf(!REFERENCE_EXAMPLES)("reference examples under fake agents", () => {
   it("runs every example to completion", async () => {
-    const programs = programsIn(REFERENCE_EXAMPLES);
+    const programs = programsIn(referenceExamples());
     expect(programs.length).toBeGreaterThanOrEqual(9);
     for (const p of programs) {
       const r = await runWithFakes(p);

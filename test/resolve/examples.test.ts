@@ -4,9 +4,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
 import { ROOT } from "../support/cli.ts";
-import { programsIn, REFERENCE_EXAMPLES as REFERENCE } from "../support/examples.ts";
+import { REFERENCE_EXAMPLES } from "../support/examples.ts";
+import { programsIn } from "../support/programs.ts";
 
-const reference = programsIn(REFERENCE);
+const REFERENCE = REFERENCE_EXAMPLES ?? "";
+const reference = REFERENCE_EXAMPLES === null ? [] : programsIn(REFERENCE_EXAMPLES);
 const own = programsIn(path.join(ROOT, "examples"));
 
 async function errorsOf(file: string): Promise<string[]> {

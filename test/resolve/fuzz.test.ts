@@ -8,7 +8,7 @@ import { parse } from "../../grammar/index.ts";
 import { resolveModule } from "../../src/resolve/resolver.ts";
 import { buildLayout } from "../../src/resolve/scopes.ts";
 import { ROOT } from "../support/cli.ts";
-import { programsIn } from "../support/examples.ts";
+import { programsIn } from "../support/programs.ts";
 
 function programs(dir: string): string[] {
   if (!existsSync(dir)) return [];

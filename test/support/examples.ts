@@ -1,40 +1,18 @@
-// The reference programs in ../shared/reference/examples (beside the clone in CI and on developer machines).
-// Tests run them from a temporary copy: running writes `.vvm/` next to the entry file.
-import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync } from "node:fs";
-import os from "node:os";
+// The reference programs in ../shared/reference/examples: beside the clone in CI (where every build must
+// check and run them), absent from a fresh clone elsewhere, where the tests that use them skip and say so
+// in one line.
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./cli.ts";
 
 const declared = path.resolve(ROOT, "../shared/reference/examples");
-if (!existsSync(declared)) {
-  // Every build must check and run these programs: a missing folder is a broken workspace, not a reason to skip.
-  throw new Error(`reference examples not found at ${declared} (shared/ must sit beside the repository)`);
-}
-/** Canonical (realpath) location, so it compares equal to the module paths the loader reports. */
-export const REFERENCE_EXAMPLES = realpathSync(declared);
 
-/** A fresh writable copy of the reference examples (without any `.vvm/` state); returns its directory. */
-export function copyReferenceExamples(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-ref-"));
-  cpSync(REFERENCE_EXAMPLES, dir, { recursive: true, filter: (src) => path.basename(src) !== ".vvm" });
-  return dir;
-}
+/** Canonical (realpath) location, so it compares equal to the module paths the loader reports; null when absent. */
+export const REFERENCE_EXAMPLES: string | null = existsSync(declared) ? realpathSync(declared) : null;
+if (REFERENCE_EXAMPLES === null) console.log(`skipped: the reference examples (${declared} is not there; CI puts ../shared beside the repository)`);
 
-/**
- * Top-level `.vvm` programs of a directory, sorted (modules in subfolders are not programs, and neither is
- * the `.vvm` memory folder a run of the README's memory example leaves beside them).
- */
-export function programsIn(dir: string): string[] {
-  return readdirSync(dir)
-    .filter((f) => /^[^.].*\.vvm$/.test(f))
-    .sort()
-    .map((f) => path.join(dir, f));
-}
-
-/** Every `.vvm` file below a directory, modules in subfolders included, sorted. */
-export function vvmFilesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((f) => f.endsWith(".vvm") && !f.split(path.sep).includes(".vvm"))
-    .map((f) => path.join(dir, f))
-    .sort();
+/** The reference examples' folder, in tests that skip when it is absent (`describe.skipIf(!REFERENCE_EXAMPLES)`). */
+export function referenceExamples(): string {
+  if (REFERENCE_EXAMPLES === null) throw new Error(`reference examples not found at ${declared}`);
+  return REFERENCE_EXAMPLES;
 }
