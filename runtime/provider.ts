@@ -25,15 +25,52 @@ export interface ModelRequest {
   callName: string | null;
   /** reply length limit (agent `max_tokens`, else the layer's default) */
   maxTokens?: number;
+  /** tools offered to the model (absent or empty: none, and the request carries no `tools`) */
+  tools?: ToolSpec[];
+  /** the earlier turns of this call's tool loop, oldest first (absent or empty on the first request) */
+  history?: Turn[];
   signal: AbortSignal;
 }
 
 export interface ModelReply {
+  /** the reply's text blocks, concatenated */
   text: string;
   model: string;
   usage: Usage;
   requestId: string | null;
+  /** why the model stopped (`end_turn`, `tool_use`, `max_tokens`, …); absent: it answered */
+  stopReason?: string | null;
+  /** the tools the reply asks for, in order (absent: none) */
+  toolUses?: ToolUse[];
+  /** the reply as blocks, sent back as the assistant turn when the loop goes on (absent: just `text`) */
+  content?: AssistantBlock[];
 }
+
+/** A tool as offered to the model: its name, what it does, and a JSON Schema for its input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** One tool use the model asked for. `input` is untrusted: whatever the model wrote. */
+export interface ToolUse {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export type AssistantBlock = { type: "text"; text: string } | ({ type: "tool_use" } & ToolUse);
+
+/** The answer to one tool use, sent back in the next request. */
+export interface ToolResult {
+  toolUseId: string;
+  content: string;
+  isError: boolean;
+}
+
+/** A past turn of the loop: what the model said, then the results of the tools it asked for. */
+export type Turn = { role: "assistant"; content: AssistantBlock[] } | { role: "tool_results"; results: ToolResult[] };
 
 export interface JudgeModelRequest {
   kind: JudgeKind | "choose";

@@ -12,7 +12,7 @@ const FLOORS: { name: string; files: RegExp }[] = [
   { name: "language facts", files: /^runtime\/[^/]+\.ts$/ },
   { name: "stdlib", files: /^stdlib\// },
   { name: "checker", files: /^src\/(check\.ts|program\.ts|resolve\/)/ },
-  { name: "interpreter and services", files: /^runtime\/(interpreter|calls|memory|providers)\// },
+  { name: "interpreter and services", files: /^runtime\/(interpreter|calls|memory|providers|tools)\// },
   { name: "cli", files: /^src\// },
 ];
 
@@ -22,7 +22,7 @@ const PACKAGES: Record<string, string[]> = {
   "language facts": [],
   stdlib: [],
   checker: [],
-  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "async-mutex", "gray-matter", "minisearch", "yaml"],
+  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "async-mutex", "gray-matter", "minisearch", "picomatch", "yaml"],
   cli: ["commander", "diff", "picocolors"],
 };
 

@@ -1,5 +1,8 @@
 // The call layer: turns the interpreter's requests into provider attempts with retries, per-attempt
 // timeouts, cancellation, memory sessions, accounting and trace events. Providers do one attempt each.
+// An agent call is a tool loop: request, run the tools the reply asks for, send their results, repeat,
+// until the model answers in text (spec/agent-calls.md §8).
+import path from "node:path";
 import type { AgentCallRequest, AgentRuntime, ChooseRequest, JudgeRequest } from "../agent-runtime.ts";
 import type { MemoryPort, MemorySession } from "../memory-port.ts";
 import {
@@ -9,7 +12,10 @@ import {
   type ModelReply,
   type ModelRequest,
   type Provider,
+  type ToolResult,
+  type ToolUse,
   type Usage,
+  type Turn,
 } from "../provider.ts";
 import { roundMs, siteText, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
@@ -17,6 +23,8 @@ import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/m
 import { Accounting, usageFields } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
+import { parsePermissions, type Permissions } from "../tools/permissions.ts";
+import { Toolbox } from "../tools/toolbox.ts";
 
 export interface RetryTuning {
   /** first backoff wait; fixed backoff waits this long every time */
@@ -45,15 +53,27 @@ export interface CallRuntimeDeps {
   retry?: RetryTuning;
   /** default reply limit when the agent has no max_tokens (VVM_MAX_TOKENS) */
   maxTokens?: number;
+  /** where tool paths and permission globs are resolved: the program's directory (default: the calling module's) */
+  programDir?: string;
 }
+
+/** Requests one agent call may make before it must answer in text (agent key `max_turns`). */
+export const DEFAULT_MAX_TURNS = 20;
 
 interface Policy {
   retry: number;
   backoff: Backoff;
   timeoutMs: number;
+  /** performance.now() by which the whole tool loop must be done; attempts are cut short there and not retried */
+  deadline?: number;
 }
 
-type Outcome<T> = { ok: true; reply: T; attempts: number } | { ok: false; error: ProviderError | "cancelled"; attempts: number };
+type Outcome<T> =
+  | { ok: true; reply: T; attempts: number; /** performance.now() when the successful attempt started */ startedAt: number }
+  | { ok: false; error: ProviderError | "cancelled"; attempts: number };
+
+/** How a call's tool loop ended: the final text, or the error that ended it; with what it took. */
+type LoopOutcome = ({ ok: true; text: string } | { ok: false; error: ProviderError | "cancelled" }) & { attempts: number; turns: number; toolUses: number };
 
 /** Thrown inside an attempt when its own deadline passes or the caller cancels. */
 const ABORTED = Symbol("aborted");
@@ -76,21 +96,25 @@ export class CallRuntime implements AgentRuntime {
     const cfg = agent.config;
     const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.models);
     const system = configString(cfg, "prompt", site) ?? "";
-    const maxTokens = configMaxTokens(cfg, site) ?? this.deps.maxTokens;
+    const maxTokens = configWholeNumber(cfg, "max_tokens", site) ?? this.deps.maxTokens;
+    const maxTurns = configWholeNumber(cfg, "max_turns", site) ?? DEFAULT_MAX_TURNS;
+    const permissions = parsePermissions(cfg.get("permissions"), site);
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
+    const toolbox = await Toolbox.create(permissions, this.deps.programDir ?? path.dirname(site.path));
+    const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
 
     const memoryConfig = cfg.get("memory");
     let session: MemorySession | null = null;
     // Any memory value but unit goes to the store, which refuses a malformed one with error(kind="rejected").
     if (memoryConfig !== undefined && memoryConfig !== null) {
       const mode = checkMemoryMode(opts.memoryMode, site);
-      if (signal.aborted) return this.finishCall(base, site, cancelledValue(), 0, 0);
-      if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0);
+      if (signal.aborted) return this.finishCall(base, site, cancelledValue(), 0, 0, loop);
+      if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0, loop);
       const query = req.input === null ? req.task : `${req.task}\n${serializeInput(req.input)}`;
       const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal, query);
       // An error value from the store (e.g. locked) is the call's result: the model is never called.
-      if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0);
+      if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0, loop);
       session = opened;
     }
 
@@ -104,23 +128,98 @@ export class CallRuntime implements AgentRuntime {
       agentName: agent.name,
       callName: opts.name,
       maxTokens,
+      tools: toolbox.specs,
     };
     const policy = { retry: opts.retry, backoff: opts.backoff, timeoutMs: opts.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS };
-    let outcome: Outcome<ModelReply>;
+    let outcome: LoopOutcome;
     try {
-      outcome = await this.attempts("call", base, policy, signal, (s) => this.deps.provider.complete({ ...request, signal: s }));
+      outcome = await this.toolLoop(base, policy, signal, request, toolbox, maxTurns);
     } catch (err) {
       await session?.release();
       throw err;
     }
+    loop.turns = outcome.turns;
+    loop.toolUses = outcome.toolUses;
     const ms = performance.now() - started;
     if (!outcome.ok) {
       await session?.release();
-      const value = outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model);
-      return this.finishCall(base, site, value, outcome.attempts, ms);
+      const value = outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model, outcome.turns);
+      return this.finishCall(base, site, value, outcome.attempts, ms, loop);
     }
-    const text = session ? await session.complete(outcome.reply.text) : outcome.reply.text;
-    return this.finishCall(base, site, text, outcome.attempts, ms);
+    // memory sees the final text only: the patch is extracted from the answer, never from a tool turn
+    const text = session ? await session.complete(outcome.text) : outcome.text;
+    return this.finishCall(base, site, text, outcome.attempts, ms, loop);
+  }
+
+  /**
+   * Request → run the tools the reply asks for (all at once) → send their results → … until a reply asks for
+   * none; its text is the call's value. Each request gets the call's retries. `timeout=` bounds an attempt
+   * from its request to the final reply: once the first reply asks for tools, the rest of the loop (requests,
+   * retry waits, tools) must finish by that attempt's deadline, and missing it ends the call (tools may have
+   * acted, so nothing is started again). More than `maxTurns` requests end it as rejected.
+   */
+  private async toolLoop(
+    base: Record<string, unknown>,
+    policy: Policy,
+    signal: AbortSignal,
+    request: Omit<ModelRequest, "signal">,
+    toolbox: Toolbox,
+    maxTurns: number,
+  ): Promise<LoopOutcome> {
+    const history: Turn[] = [];
+    let attempts = 0;
+    let toolUses = 0;
+    let deadline: number | undefined;
+    for (let turn = 1; ; turn++) {
+      const sent = { ...request, history: history.slice() };
+      const out: Outcome<ModelReply> = await this.attempts("call", { ...base, turn }, { ...policy, deadline }, signal, (s) => this.deps.provider.complete({ ...sent, signal: s }));
+      attempts += out.attempts;
+      const done = { attempts, turns: turn, toolUses };
+      if (!out.ok) return { ok: false, error: out.error, ...done };
+      deadline ??= out.startedAt + policy.timeoutMs;
+      const reply = out.reply;
+      const wanted = reply.stopReason === "tool_use" ? (reply.toolUses ?? []) : [];
+      if (wanted.length === 0) return { ok: true, text: reply.text, ...done };
+      if (turn >= maxTurns) {
+        const message =
+          `the agent still asked for tools after ${turn} turn${turn === 1 ? "" : "s"} (max_turns=${maxTurns}), so the call ended without a final answer; ` +
+          `raise max_turns= on the agent or give it a smaller task`;
+        return { ok: false, error: new ProviderError("rejected", message, false, null, reply.requestId), ...done };
+      }
+      const results = await this.runTools({ ...base, turn }, toolbox, wanted, signal, deadline);
+      toolUses += wanted.length;
+      const after = { attempts, turns: turn, toolUses };
+      if (results === "cancelled") return { ok: false, error: "cancelled", ...after };
+      if (results === "timeout") {
+        const message = `no final reply within ${formatMs(policy.timeoutMs)}: the deadline passed while tools ran (turn ${turn}); timeout= covers the whole tool loop`;
+        return { ok: false, error: new ProviderError("timeout", message, true), ...after };
+      }
+      history.push({ role: "assistant", content: reply.content ?? assistantBlocks(reply.text, wanted) }, { role: "tool_results", results });
+    }
+  }
+
+  /** One turn's tool uses, under the call's signal and the loop's deadline; one trace event per use. */
+  private async runTools(base: Record<string, unknown>, toolbox: Toolbox, uses: ToolUse[], signal: AbortSignal, deadline: number): Promise<ToolResult[] | "cancelled" | "timeout"> {
+    if (signal.aborted) return "cancelled";
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort();
+    }, Math.max(0, deadline - performance.now()));
+    const onCancel = () => ac.abort();
+    signal.addEventListener("abort", onCancel, { once: true });
+    const { trace } = this.deps;
+    try {
+      // raced with the signal: a tool stuck in the file system does not hold up a cancellation
+      return await raceAbort(toolbox.run(uses, ac.signal, (e) => trace.enabled && trace.emit({ type: "tool", ...base, ...e })), ac.signal);
+    } catch (err) {
+      if (err !== ABORTED) throw err;
+      return signal.aborted ? "cancelled" : timedOut ? "timeout" : "cancelled";
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onCancel);
+    }
   }
 
   async judge(req: JudgeRequest): Promise<boolean> {
@@ -180,12 +279,15 @@ export class CallRuntime implements AgentRuntime {
     const type = what === "call" ? "call_attempt" : "judge_attempt";
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return { ok: false, error: "cancelled", attempts: attempt - 1 };
+      // inside a tool loop the loop's deadline bounds every attempt, and reaching it is final
+      const limitMs = policy.deadline === undefined ? policy.timeoutMs : policy.deadline - performance.now();
+      if (limitMs <= 0) return { ok: false, error: loopTimeout(policy, base), attempts: attempt - 1 };
       const ac = new AbortController();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
         ac.abort();
-      }, policy.timeoutMs);
+      }, limitMs);
       const onCancel = () => ac.abort();
       signal.addEventListener("abort", onCancel, { once: true });
       accounting.attemptStarted();
@@ -204,7 +306,7 @@ export class CallRuntime implements AgentRuntime {
       accounting.attemptEnded(what, reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null), ms);
       if (reply !== null) {
         if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage) });
-        return { ok: true, reply, attempts: attempt };
+        return { ok: true, reply, attempts: attempt, startedAt: t0 };
       }
       // Which signal fired decides the kind: the caller's (cancelled) wins over our deadline (timeout).
       if (signal.aborted) {
@@ -212,12 +314,14 @@ export class CallRuntime implements AgentRuntime {
         return { ok: false, error: "cancelled", attempts: attempt };
       }
       let error: ProviderError;
-      if (timedOut) error = new ProviderError("timeout", `no reply within ${formatMs(policy.timeoutMs)} (attempt ${attempt})`, true);
+      if (timedOut) error = policy.deadline === undefined ? new ProviderError("timeout", `no reply within ${formatMs(policy.timeoutMs)} (attempt ${attempt})`, true) : loopTimeout(policy, base);
       else if (failure instanceof ProviderError) error = failure;
       else throw failure; // a bug in a provider, not a model failure
-      const retryable = error.kind !== "rejected" || error.transient;
+      const retryable = (error.kind !== "rejected" || error.transient) && !(timedOut && policy.deadline !== undefined);
       const more = retryable && attempt <= policy.retry;
-      const wait = more ? this.backoffMs(policy.backoff, attempt, error.retryAfterMs) : null;
+      let wait = more ? this.backoffMs(policy.backoff, attempt, error.retryAfterMs) : null;
+      // a wait that would outlast the loop's deadline is not worth starting: the last error stands
+      if (wait !== null && policy.deadline !== undefined && performance.now() + wait >= policy.deadline) wait = null;
       if (trace.enabled) {
         trace.emit({ type, ...base, attempt, ok: false, error_kind: error.kind, status: error.status, request_id: error.requestId, message: error.message, ms: roundMs(ms), retry_in_ms: wait === null ? null : roundMs(wait) });
       }
@@ -234,14 +338,23 @@ export class CallRuntime implements AgentRuntime {
     return raw * (0.75 + Math.random() * 0.5);
   }
 
-  private finishCall(base: Record<string, unknown>, site: Site, value: Value, attempts: number, ms: number): Value {
+  private finishCall(
+    base: Record<string, unknown>,
+    site: Site,
+    value: Value,
+    attempts: number,
+    ms: number,
+    loop: { turns: number; toolUses: number; notGranted: string[] },
+  ): Value {
     const failed = isErrorValue(value);
     this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null);
     if (this.deps.trace.enabled) {
       const result = failed
         ? { ok: false, error_kind: errorKind(value) }
         : { ok: true, reply_chars: typeof value === "string" ? value.length : null };
-      this.deps.trace.emit({ type: "call", ...base, site: siteText(site.path, site.span), attempts, ...result, ms: roundMs(ms) });
+      const tools = loop.turns > 1 || loop.toolUses > 0 ? { turns: loop.turns, tool_uses: loop.toolUses } : {};
+      const ungranted = loop.notGranted.length > 0 ? { not_granted: loop.notGranted } : {};
+      this.deps.trace.emit({ type: "call", ...base, site: siteText(site.path, site.span), attempts, ...result, ...tools, ...ungranted, ms: roundMs(ms) });
     }
     return value;
   }
@@ -254,11 +367,32 @@ function configString(cfg: VObject, key: string, site: Site): string | null {
   return v;
 }
 
-function configMaxTokens(cfg: VObject, site: Site): number | undefined {
-  const v = cfg.get("max_tokens");
+/** `max_tokens`, `max_turns`: a whole number of at least 1, or absent. */
+function configWholeNumber(cfg: VObject, key: string, site: Site): number | undefined {
+  const v = cfg.get(key);
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw thrown(`agent max_tokens= must be a whole number of at least 1, got ${String(v)}`, site);
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw thrown(`agent ${key}= must be a whole number of at least 1, got ${String(v)}`, site);
   return v;
+}
+
+/** What an agent asks for that this runtime does not grant yet (vvm check warns W023; the trace says so too). */
+function notGranted(p: Permissions, skills: Value | undefined): string[] {
+  const out: string[] = [];
+  if (p.bash !== "deny") out.push(`bash=${JSON.stringify(p.bash)}`);
+  if (p.network !== "deny") out.push(`network=${JSON.stringify(p.network)}`);
+  if (p.execute.length > 0) out.push("execute");
+  if (Array.isArray(skills) && skills.length > 0) out.push("skills");
+  return out;
+}
+
+/** The deadline of a tool loop passed: final (tools may have acted, so nothing is retried). */
+function loopTimeout(policy: Policy, base: Record<string, unknown>): ProviderError {
+  return new ProviderError("timeout", `no final reply within ${formatMs(policy.timeoutMs)} (turn ${String(base.turn)}); timeout= covers the whole tool loop`, true);
+}
+
+/** The assistant turn sent back when a provider gave no blocks of its own. */
+function assistantBlocks(text: string, uses: ToolUse[]): NonNullable<ModelReply["content"]> {
+  return [...(text === "" ? [] : [{ type: "text" as const, text }]), ...uses.map((u) => ({ type: "tool_use" as const, ...u }))];
 }
 
 function errorData(err: ProviderError, attempts: number, model: string): VObject {
@@ -270,9 +404,11 @@ function errorData(err: ProviderError, attempts: number, model: string): VObject
   ]);
 }
 
-function errorValue(err: ProviderError, attempts: number, model: string): VObject {
+function errorValue(err: ProviderError, attempts: number, model: string, turns = 1): VObject {
   const data = errorData(err, attempts, model);
   if (err.retryAfterMs !== null) data.set("retry_after_ms", err.retryAfterMs);
+  // a call that got as far as a tool loop says how far
+  if (turns > 1) data.set("turns", turns);
   return makeError(err.kind, err.message, data);
 }
 

@@ -3,17 +3,23 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type {
   ContentBlock,
+  ContentBlockParam,
   MessageCreateParamsNonStreaming,
+  MessageParam,
   TextBlockParam,
   Tool,
+  ToolResultBlockParam,
 } from "@anthropic-ai/sdk/resources/messages/messages";
 import {
   ProviderError,
+  type AssistantBlock,
   type JudgeModelReply,
   type JudgeModelRequest,
   type ModelReply,
   type ModelRequest,
   type Provider,
+  type ToolUse,
+  type Turn,
   type Usage,
 } from "../provider.ts";
 
@@ -66,14 +72,27 @@ export class AnthropicProvider implements Provider {
     const params: MessageCreateParamsNonStreaming = {
       model: req.model,
       max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
-      messages: [{ role: "user", content }],
+      messages: [{ role: "user", content }, ...historyMessages(req.history ?? [])],
     };
     if (system.length > 0) params.system = system;
+    if (req.tools && req.tools.length > 0) {
+      params.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Tool["input_schema"] }));
+    }
     const msg = await this.send(params, req.signal);
     if (msg.stop_reason === "refusal") {
       throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId, null, msg.usage);
     }
-    return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId };
+    const blocks: AssistantBlock[] = [];
+    const toolUses: ToolUse[] = [];
+    for (const b of msg.content) {
+      if (b.type === "text") blocks.push({ type: "text", text: b.text });
+      else if (b.type === "tool_use") {
+        const use = { id: b.id, name: b.name, input: b.input };
+        toolUses.push(use);
+        blocks.push({ type: "tool_use", ...use });
+      }
+    }
+    return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId, stopReason: msg.stop_reason ?? null, toolUses, content: blocks };
   }
 
   async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
@@ -167,6 +186,32 @@ function judgeTask(kind: JudgeModelRequest["kind"], criterion: string, labels: s
 /** The spec's text encoding of a call input, sent as its own content block. */
 export function inputBlock(serialized: string): string {
   return `Input:\n---\n${serialized}\n---`;
+}
+
+/**
+ * The loop's earlier turns as Messages API messages: each assistant turn as the model gave it, then a user
+ * message of tool_result blocks in the order of its tool_use blocks. The newest result is cache-marked, so
+ * each request of a long loop reads the conversation so far from the prompt cache (system, memory and this
+ * make three of the API's four breakpoints).
+ */
+function historyMessages(history: Turn[]): MessageParam[] {
+  const out: MessageParam[] = history.map((t): MessageParam => {
+    if (t.role === "assistant") {
+      // (the API refuses empty text blocks, which a model may still have sent)
+      const content: ContentBlockParam[] = t.content
+        .filter((b) => b.type !== "text" || b.text !== "")
+        .map((b) => (b.type === "text" ? { type: "text", text: b.text } : { type: "tool_use", id: b.id, name: b.name, input: b.input }));
+      return { role: "assistant", content };
+    }
+    const content: ToolResultBlockParam[] = t.results.map((r) => ({ type: "tool_result", tool_use_id: r.toolUseId, content: r.content, ...(r.isError ? { is_error: true } : {}) }));
+    return { role: "user", content };
+  });
+  const last = out[out.length - 1];
+  if (last && last.role === "user" && Array.isArray(last.content) && last.content.length > 0) {
+    const block = last.content[last.content.length - 1] as ToolResultBlockParam;
+    last.content[last.content.length - 1] = { ...block, cache_control: { type: "ephemeral" } };
+  }
+  return out;
 }
 
 function textOf(blocks: ContentBlock[]): string {

@@ -1,7 +1,7 @@
 // The script provider: ordered rules from a YAML or JSON file (`--script FILE`) answer calls and
 // judges; anything no rule matches falls back to the simulator. Format: spec/agent-calls.md.
 import { readFile } from "node:fs/promises";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDuration } from "../duration.ts";
 import {
   ProviderError,
@@ -24,7 +24,9 @@ export type ScriptAnswer =
   | { type: "reply"; text: string }
   | { type: "verdict"; verdict: boolean | null }
   | { type: "label"; label: string }
-  | { type: "error"; kind: ProviderErrorKind; status: number | null; message: string; retryAfterMs: number | null; transient: boolean };
+  | { type: "error"; kind: ProviderErrorKind; status: number | null; message: string; retryAfterMs: number | null; transient: boolean }
+  /** an agent turn that asks for tools (the call layer runs them and asks again) */
+  | { type: "tool_use"; calls: { name: string; input: unknown }[] };
 
 export interface ScriptRule {
   /** 1-based position in the file, for messages and traces */
@@ -35,6 +37,8 @@ export interface ScriptRule {
   match: string | null;
   regex: RegExp | null;
   input: string | null;
+  /** the request's turn in the call's tool loop (1 = the first request) */
+  turn: number | null;
   answer: ScriptAnswer;
   delayMs: number;
   /** uses left; null = unlimited */
@@ -47,8 +51,9 @@ export class ScriptError extends Error {
   override name = "ScriptError";
 }
 
-const RULE_FIELDS = ["kind", "agent", "name", "match", "regex", "input", "reply", "verdict", "label", "error", "delay", "times", "usage"];
-const ANSWER_FIELDS = ["reply", "verdict", "label", "error"] as const;
+const RULE_FIELDS = ["kind", "agent", "name", "match", "regex", "input", "turn", "reply", "verdict", "label", "error", "tool_use", "delay", "times", "usage"];
+const ANSWER_FIELDS = ["reply", "verdict", "label", "error", "tool_use"] as const;
+const TOOL_USE_FIELDS = ["name", "input"];
 const ERROR_FIELDS = ["kind", "status", "message", "retry_after", "transient"];
 const USAGE_FIELDS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
 
@@ -120,7 +125,7 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
   const answers = ANSWER_FIELDS.filter((f) => fields.has(f));
   if (answers.length !== 1) {
     throw new ScriptError(
-      `${at(node)}: rule ${index}: give exactly one answer (reply, verdict, label or error)${answers.length ? `, not ${answers.join(" and ")}` : ""}`,
+      `${at(node)}: rule ${index}: give exactly one answer (reply, verdict, label, error or tool_use)${answers.length ? `, not ${answers.join(" and ")}` : ""}`,
     );
   }
   const answerField = answers[0];
@@ -142,6 +147,9 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
     case "error":
       answer = parseErrorAnswer(fields.get("error")!.value as YamlNode, index, at);
       break;
+    case "tool_use":
+      answer = parseToolUse(fields.get("tool_use")!.value as YamlNode, index, at);
+      break;
     default: {
       const never: never = answerField;
       throw new Error(`unreachable: ${String(never)}`);
@@ -162,10 +170,10 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
     }
     if (kinds.size === 0) fail("kind", "give at least one kind");
   } else {
-    kinds = new Set(answer.type === "reply" ? ["agent"] : answer.type === "verdict" ? JUDGE_KINDS : answer.type === "label" ? ["choose"] : CALL_KINDS);
+    kinds = new Set(answer.type === "reply" || answer.type === "tool_use" ? ["agent"] : answer.type === "verdict" ? JUDGE_KINDS : answer.type === "label" ? ["choose"] : CALL_KINDS);
   }
   const bad = (k: CallKind) =>
-    (answer.type === "reply" && k !== "agent") ||
+    ((answer.type === "reply" || answer.type === "tool_use") && k !== "agent") ||
     (answer.type === "verdict" && !JUDGE_KINDS.includes(k)) ||
     (answer.type === "label" && k !== "choose");
   for (const k of kinds) if (bad(k)) fail("kind", `a ${answerField} cannot answer ${k === "agent" ? "an" : "a"} ${k} call`);
@@ -174,6 +182,14 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
   const name = str("name");
   if ((agent !== null || name !== null) && [...kinds].some((k) => k !== "agent")) {
     fail(agent !== null ? "agent" : "name", "only agent calls have an agent name and a call label; add kind: agent");
+  }
+  let turn: number | null = null;
+  if (fields.has("turn")) {
+    const v = fields.get("turn")!.value as YamlNode;
+    const n = isScalar(v) ? v.value : undefined;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) fail("turn", "expected a whole number of at least 1 (1 is a call's first request)");
+    if ([...kinds].some((k) => k !== "agent")) fail("turn", "only agent calls have turns; add kind: agent");
+    turn = n as number;
   }
   const match = str("match");
   const regexText = str("regex");
@@ -217,7 +233,31 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
     }
     usage = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadTokens: u.cache_read_tokens, cacheWriteTokens: u.cache_write_tokens };
   }
-  return { index, kinds, agent, name, match, regex, input, answer, delayMs, remaining, usage };
+  return { index, kinds, agent, name, match, regex, input, turn, answer, delayMs, remaining, usage };
+}
+
+/** `tool_use: [{ name: read_file, input: { path: notes.md } }, …]` */
+function parseToolUse(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptAnswer {
+  const fail = (n: YamlNode | Pair | null | undefined, message: string): never => {
+    throw new ScriptError(`${at(n)}: rule ${index}: tool_use: ${message}`);
+  };
+  if (!isSeq(node) || node.items.length === 0) fail(node, "expected a list of tool calls such as [{ name: read_file, input: { path: notes.md } }]");
+  const calls = (node as YAMLSeq).items.map((item, i) => {
+    const where = `call ${i + 1}`;
+    if (!isMap(item)) return fail(item as YamlNode, `${where}: expected an object { name, input }`);
+    let name: unknown;
+    let input: unknown = {};
+    for (const p of (item as YAMLMap).items) {
+      const k = scalarKey(p);
+      if (!TOOL_USE_FIELDS.includes(k)) fail(p, `${where}: unknown field "${k}" (expected name, input)`);
+      if (k === "name") name = isScalar(p.value) ? p.value.value : undefined;
+      // the input is passed to the tool as written, whatever its shape: the runtime checks it as it checks a model's
+      else input = p.value === null ? null : typeof (p.value as { toJSON?: unknown }).toJSON === "function" ? (p.value as YamlNode).toJSON() : p.value;
+    }
+    if (typeof name !== "string" || name === "") fail(item as YamlNode, `${where}: name: expected the tool's name`);
+    return { name: name as string, input };
+  });
+  return { type: "tool_use", calls };
 }
 
 function parseErrorAnswer(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptAnswer {
@@ -263,21 +303,29 @@ function parseErrorAnswer(node: YamlNode, index: number, at: (n: YamlNode | Pair
 export class ScriptProvider implements Provider {
   readonly name = "script";
   private readonly sim = new SimProvider();
+  private toolUseIds = 0;
 
   constructor(private readonly rules: ScriptRule[]) {}
 
   async complete(req: ModelRequest): Promise<ModelReply> {
-    const rule = this.take("agent", req.task, req.input ?? "", req.agentName, req.callName);
+    // each earlier turn is an assistant reply and its tool results
+    const turn = Math.floor((req.history?.length ?? 0) / 2) + 1;
+    const rule = this.take("agent", req.task, req.input ?? "", req.agentName, req.callName, turn);
     if (!rule) return this.sim.complete(req);
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
+    const base = { model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
     if (a.type === "error") throw scriptedError(rule, a);
+    if (a.type === "tool_use") {
+      const toolUses = a.calls.map((c) => ({ id: `toolu_script_${rule.index}_${++this.toolUseIds}`, name: c.name, input: c.input }));
+      return { ...base, text: "", stopReason: "tool_use", toolUses, content: toolUses.map((u) => ({ type: "tool_use" as const, ...u })) };
+    }
     if (a.type !== "reply") throw new Error(`script rule ${rule.index} cannot answer an agent call`); // excluded by validation
-    return { text: a.text, model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
+    return { ...base, text: a.text };
   }
 
   async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
-    const rule = this.take(req.kind, req.criterion, req.input, null, null);
+    const rule = this.take(req.kind, req.criterion, req.input, null, null, null);
     if (!rule) return this.sim.judge(req);
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
@@ -291,6 +339,7 @@ export class ScriptProvider implements Provider {
         // the call layer treats a label that is not one of the options as no answer, as from a real model
         return { ...base, verdict: null, label: a.label };
       case "reply":
+      case "tool_use":
         throw new Error(`script rule ${rule.index} cannot answer a judge`); // excluded by validation
       default: {
         const never: never = a;
@@ -300,9 +349,10 @@ export class ScriptProvider implements Provider {
   }
 
   /** First live rule that matches; consumes one use synchronously so concurrent calls see a stable order. */
-  private take(kind: CallKind, text: string, input: string, agent: string | null, name: string | null): ScriptRule | null {
+  private take(kind: CallKind, text: string, input: string, agent: string | null, name: string | null, turn: number | null): ScriptRule | null {
     for (const r of this.rules) {
       if (r.remaining === 0 || !r.kinds.has(kind)) continue;
+      if (r.turn !== null && r.turn !== turn) continue;
       if (r.agent !== null && r.agent !== agent) continue;
       if (r.name !== null && r.name !== name) continue;
       if (r.match !== null && !text.includes(r.match)) continue;

@@ -89,6 +89,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     trace,
     accounting,
     maxTokens,
+    // tool paths and permission globs are relative to the program's directory
+    programDir: path.dirname(opts.entryPath),
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
   });
 

@@ -24,6 +24,8 @@ export interface UsageOverride {
 export type StandinAction =
   | { type: "text"; text: string; delayMs?: number; usage?: UsageOverride; stopReason?: string }
   | { type: "tool"; input: unknown; name?: string; delayMs?: number }
+  /** an agent turn asking for tools: optional text, then one tool_use block per call, stop_reason "tool_use" */
+  | { type: "tool_use"; calls: { name: string; input: unknown; id?: string }[]; text?: string; delayMs?: number; usage?: UsageOverride }
   /** a judge reply that ignores the forced tool */
   | { type: "no_tool"; text?: string; delayMs?: number }
   | { type: "error"; status: number; message?: string; retryAfter?: string; retryAfterMs?: number; delayMs?: number }
@@ -124,6 +126,11 @@ export class Standin {
     if (req.method !== "POST" || !req.url?.startsWith("/v1/messages")) {
       return send(res, 404, { type: "error", error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } }, this.requestId());
     }
+    // what the real API refuses about a conversation with tools, it refuses here too
+    const invalid = conversationProblem(body);
+    if (invalid !== null) {
+      return send(res, 400, { type: "error", error: { type: "invalid_request_error", message: invalid } }, this.requestId());
+    }
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -161,6 +168,11 @@ export class Standin {
       case "tool": {
         const name = action.name ?? rec.body?.tool_choice?.name ?? "tool";
         return send(res, 200, this.message(rec, [{ type: "tool_use", id: `toolu_${id}`, name, input: action.input }], "tool_use"), id);
+      }
+      case "tool_use": {
+        const blocks: unknown[] = action.text ? [{ type: "text", text: action.text }] : [];
+        action.calls.forEach((c, i) => blocks.push({ type: "tool_use", id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: c.input }));
+        return send(res, 200, this.message(rec, blocks, "tool_use", action.usage), id);
       }
       case "no_tool":
         return send(res, 200, this.message(rec, [{ type: "text", text: action.text ?? "I think it probably does." }], "end_turn"), id);
@@ -219,6 +231,45 @@ export class Standin {
       },
     };
   }
+}
+
+/**
+ * The Messages API's rules for tool conversations (a 400 when broken): messages alternate, starting with the
+ * user; every tool_use of an assistant turn is answered by a tool_result in the very next user message, and
+ * results answer only those; a conversation with tool blocks must define tools.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function conversationProblem(body: any): string | null {
+  const messages = body?.messages;
+  if (!Array.isArray(messages)) return null;
+  let hasToolBlocks = false;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const want = i % 2 === 0 ? "user" : "assistant";
+    if (m?.role !== want) return `messages.${i}: expected role "${want}", got ${JSON.stringify(m?.role)} (roles must alternate, starting with user)`;
+    const blocks: { type: string; id?: string; tool_use_id?: string; text?: string }[] = Array.isArray(m.content) ? m.content : [];
+    if (Array.isArray(m.content) && m.content.length === 0) return `messages.${i}: content must not be empty`;
+    for (const b of blocks) if (b.type === "text" && b.text === "") return `messages.${i}: text content blocks must be non-empty`;
+    const uses = blocks.filter((b) => b.type === "tool_use").map((b) => b.id);
+    const results = blocks.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
+    if (uses.length > 0 || results.length > 0) hasToolBlocks = true;
+    if (m.role === "user" && results.length > 0) {
+      const before = messages[i - 1];
+      const asked = new Set((Array.isArray(before?.content) ? before.content : []).filter((b: { type: string }) => b.type === "tool_use").map((b: { id: string }) => b.id));
+      for (const r of results) if (!asked.has(r)) return `messages.${i}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${r}`;
+    }
+    if (m.role === "assistant" && uses.length > 0) {
+      const next = messages[i + 1];
+      if (next === undefined) return `messages.${i}: the last message may not be an assistant turn with tool_use blocks`;
+      const answered = new Set((Array.isArray(next.content) ? next.content : []).filter((b: { type: string }) => b.type === "tool_result").map((b: { tool_use_id: string }) => b.tool_use_id));
+      const missing = uses.filter((u) => !answered.has(u));
+      if (missing.length > 0) {
+        return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    }
+  }
+  if (hasToolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0)) return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
+  return null;
 }
 
 function send(res: ServerResponse, status: number, payload: unknown, requestId: string, headers: Record<string, string> = {}): void {

@@ -1,0 +1,285 @@
+// The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
+// checked against its schema and a Sandbox that decides where they may point; each returns the text the
+// model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import picomatch from "picomatch";
+import { searchFiles } from "./search.ts";
+import { ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
+
+export const LIMITS = {
+  /** lines read_file returns at most (its default `limit`) */
+  readLines: 2000,
+  /** characters read_file returns at most */
+  readChars: 100_000,
+  /** characters of one line read_file shows */
+  lineChars: 2000,
+  /** files list_files names at most */
+  listFiles: 1000,
+  /** directory entries a walk looks at before it stops */
+  walkEntries: 100_000,
+  /** files search_files looks into at most */
+  searchFiles: 10_000,
+  searchMatches: 200,
+  searchLineChars: 300,
+  /** files larger than this are skipped by search_files and refused by edit_file */
+  textFileBytes: 10 * 2 ** 20,
+  /** write_file content at most */
+  writeBytes: 10 * 2 ** 20,
+  searchTimeoutMs: 30_000,
+  /** bytes looked at to tell a binary file */
+  sniffBytes: 8192,
+};
+
+/** What a tool returns: the text for the model, and what the trace may say about it (never contents). */
+export interface ToolOutput {
+  text: string;
+  path?: string;
+  bytesWritten?: number;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+export async function readFileTool(sb: Sandbox, args: { path: string; offset?: number; limit?: number }, signal: AbortSignal): Promise<ToolOutput> {
+  const target = await sb.forRead(args.path);
+  const first = args.offset ?? 1;
+  const limit = Math.min(args.limit ?? LIMITS.readLines, LIMITS.readLines);
+  const fh = await openNoFollow(target, READ_FLAGS);
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) throw new ToolFailed(`${target.shown} is a directory; list_files lists what is in it`, "not_a_file");
+    if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    const buf = Buffer.alloc(64 * 1024);
+    const lines: string[] = [];
+    let chars = 0;
+    let lineNo = 0; // lines completed so far
+    let partial = "";
+    let pos = 0;
+    let more = false; // something after what is shown
+    let cutLines = 0;
+    let stoppedForChars = false;
+    reading: for (;;) {
+      if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      const chunk = buf.subarray(0, bytesRead);
+      if (pos === 0 && chunk.subarray(0, LIMITS.sniffBytes).includes(0)) throw binary(target, st.size);
+      pos += bytesRead;
+      let text: string;
+      try {
+        text = decoder.decode(chunk, { stream: bytesRead > 0 });
+      } catch {
+        throw binary(target, st.size);
+      }
+      const parts = (partial + text).split("\n");
+      partial = bytesRead > 0 ? parts.pop()! : "";
+      if (bytesRead === 0 && partial === "" && parts.length > 0 && parts[parts.length - 1] === "") parts.pop(); // a final newline ends the last line
+      for (const raw of parts) {
+        lineNo++;
+        if (lineNo < first) continue;
+        if (lines.length >= limit) {
+          more = true;
+          break reading;
+        }
+        let line = raw;
+        if (line.length > LIMITS.lineChars) {
+          line = line.slice(0, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`;
+          cutLines++;
+        }
+        if (chars + line.length + 1 > LIMITS.readChars && lines.length > 0) {
+          more = true;
+          stoppedForChars = true;
+          break reading;
+        }
+        lines.push(line);
+        chars += line.length + 1;
+      }
+      if (bytesRead === 0) break;
+      // a single line longer than everything we would show: no need to read the rest of it
+      if (partial.length > LIMITS.readChars + LIMITS.lineChars) {
+        partial = partial.slice(0, LIMITS.lineChars + 1);
+      }
+    }
+    if (st.size === 0) return { text: `(${target.shown} is empty)`, path: target.shown };
+    if (lines.length === 0) {
+      return { text: `(${target.shown} has ${lineNo} line${lineNo === 1 ? "" : "s"}; offset ${first} is past the end)`, path: target.shown };
+    }
+    const last = first + lines.length - 1;
+    const notes: string[] = [];
+    if (more) {
+      const why = stoppedForChars ? `the ${LIMITS.readChars.toLocaleString("en")}-character cap` : `limit ${limit}`;
+      notes.push(`showing lines ${first}–${last} of ${target.shown} (${st.size.toLocaleString("en")} bytes in all; stopped at ${why}): call read_file with offset=${last + 1} to read on`);
+    } else if (first > 1) notes.push(`showing lines ${first}–${last}, the end of ${target.shown}`);
+    if (cutLines > 0) notes.push(`${cutLines} line${cutLines === 1 ? " was" : "s were"} longer than ${LIMITS.lineChars} characters and ${cutLines === 1 ? "is" : "are"} cut`);
+    const body = lines.join("\n");
+    return { text: notes.length === 0 ? body : `${body}\n\n[read_file: ${notes.join("; ")}]`, path: target.shown };
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function listFilesTool(sb: Sandbox, args: { pattern: string }, signal: AbortSignal): Promise<ToolOutput> {
+  const { start, glob } = await walkStart(sb, args.pattern);
+  if (glob === null) {
+    // a single file named without wildcards
+    return { text: start.shown, path: start.shown };
+  }
+  const walk = await sb.walk(start, glob, { maxFiles: LIMITS.listFiles, maxVisited: LIMITS.walkEntries }, signal);
+  const notes: string[] = [];
+  if (walk.truncated) notes.push(`only the first ${LIMITS.listFiles} files are listed; use a narrower pattern`);
+  if (!walk.visitedAll) notes.push(`the listing stopped after looking at ${LIMITS.walkEntries.toLocaleString("en")} entries; use a narrower pattern`);
+  const body = walk.files.length === 0 ? `no readable files match ${JSON.stringify(args.pattern)}` : walk.files.map((f) => f.shown).join("\n");
+  return { text: notes.length === 0 ? body : `${body}\n\n[list_files: ${notes.join("; ")}]`, path: start.shown };
+}
+
+export async function searchFilesTool(sb: Sandbox, args: { query: string; pattern?: string }, signal: AbortSignal): Promise<ToolOutput> {
+  try {
+    new RegExp(args.query);
+  } catch (err) {
+    throw new ToolFailed(`query is not a valid regular expression: ${(err as Error).message}`, "bad_input");
+  }
+  const pattern = args.pattern ?? "**";
+  const { start, glob } = await walkStart(sb, pattern);
+  const files = glob === null ? [{ real: start.real, shown: start.shown }] : (await sb.walk(start, glob, { maxFiles: LIMITS.searchFiles, maxVisited: LIMITS.walkEntries }, signal)).files;
+  const end = await searchFiles(
+    files,
+    args.query,
+    { maxMatches: LIMITS.searchMatches, maxLineChars: LIMITS.searchLineChars, maxFileBytes: LIMITS.textFileBytes, timeoutMs: LIMITS.searchTimeoutMs },
+    signal,
+  );
+  if (!end.ok) throw new ToolFailed(end.message, end.why);
+  const r = end.result;
+  const notes: string[] = [];
+  if (r.truncated) notes.push(`only the first ${LIMITS.searchMatches} matching lines are shown`);
+  if (files.length >= LIMITS.searchFiles) notes.push(`only the first ${LIMITS.searchFiles} files were searched`);
+  if (r.skippedLarge > 0) notes.push(`${r.skippedLarge} file${r.skippedLarge === 1 ? "" : "s"} over ${LIMITS.textFileBytes / 2 ** 20} MiB skipped`);
+  if (r.skippedBinary > 0) notes.push(`${r.skippedBinary} binary file${r.skippedBinary === 1 ? "" : "s"} skipped`);
+  const body =
+    r.matches.length === 0
+      ? `no line matches ${JSON.stringify(args.query)} in ${files.length} readable file${files.length === 1 ? "" : "s"} matching ${JSON.stringify(pattern)}`
+      : r.matches.map((m) => `${m.shown}:${m.line}: ${m.text}`).join("\n");
+  return { text: notes.length === 0 ? body : `${body}\n\n[search_files: ${notes.join("; ")}]`, path: start.shown };
+}
+
+export async function writeFileTool(sb: Sandbox, args: { path: string; content: string }): Promise<ToolOutput> {
+  const bytes = Buffer.byteLength(args.content);
+  if (bytes > LIMITS.writeBytes) throw new ToolFailed(`content is ${bytes} bytes; write_file writes at most ${LIMITS.writeBytes / 2 ** 20} MiB`, "too_large");
+  const target = await sb.forWrite(args.path);
+  const created = await writeNoFollow(target, args.content);
+  return { text: `wrote ${bytes} bytes to ${target.shown} (${created ? "created" : "replaced"})`, path: target.shown, bytesWritten: bytes };
+}
+
+export async function editFileTool(sb: Sandbox, args: { path: string; old: string; new: string }): Promise<ToolOutput> {
+  if (args.old === "") throw new ToolFailed("old is empty; give the exact text to replace (write_file writes a whole file)", "bad_input");
+  const target = await sb.forWrite(args.path);
+  let fh;
+  try {
+    fh = await fs.open(target.real, READ_FLAGS);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new ToolFailed(`${target.shown} does not exist; write_file creates files`, "not_found");
+    throw openFailure(target, err);
+  }
+  let text: string;
+  try {
+    const st = await fh.stat();
+    if (st.size > LIMITS.textFileBytes) throw new ToolFailed(`${target.shown} is ${st.size} bytes; edit_file edits files up to ${LIMITS.textFileBytes / 2 ** 20} MiB`, "too_large");
+    const bytes = await fh.readFile();
+    if (bytes.subarray(0, LIMITS.sniffBytes).includes(0)) throw binary(target, st.size);
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw binary(target, st.size);
+    }
+  } finally {
+    await fh.close();
+  }
+  const count = occurrences(text, args.old);
+  if (count === 0) throw new ToolFailed(`the old text does not occur in ${target.shown}; read the file and copy the text exactly`, "no_match");
+  if (count > 1) throw new ToolFailed(`the old text occurs ${count} times in ${target.shown}; include more of the surrounding text so it occurs once`, "ambiguous");
+  const i = text.indexOf(args.old);
+  const next = text.slice(0, i) + args.new + text.slice(i + args.old.length);
+  await writeNoFollow(target, next);
+  const bytes = Buffer.byteLength(next);
+  return { text: `edited ${target.shown}: replaced 1 occurrence (the file is now ${bytes} bytes)`, path: target.shown, bytesWritten: bytes };
+}
+
+/** Where a list or search starts, and the wildcard part matched below it (null: the pattern names one file). */
+async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: ResolvedPath; glob: string | null }> {
+  sb.lexical(pattern, "pattern"); // `..` anywhere, NUL, empty: refused before anything is looked at
+  const scan = picomatch.scan(pattern);
+  if (scan.isGlob) return { start: await sb.forWalk(scan.base === "" ? "." : scan.base), glob: scan.glob };
+  const plain = pattern.replace(/\\(.)/g, "$1");
+  const st = await fs.stat(sb.lexical(plain, "pattern")).catch(() => null);
+  // a directory named without wildcards lists what is directly in it
+  if (st?.isDirectory()) return { start: await sb.forWalk(plain), glob: "*" };
+  const file = await sb.forRead(plain);
+  if (!st) throw new ToolFailed(`${file.shown} does not exist`, "not_found");
+  return { start: file, glob: null };
+}
+
+/** Open a resolved path without following a link at its last step (it may have become one since it was checked). */
+async function openNoFollow(target: ResolvedPath, flags: number) {
+  try {
+    return await fs.open(target.real, flags);
+  } catch (err) {
+    throw openFailure(target, err);
+  }
+}
+
+function openFailure(target: ResolvedPath, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  switch (code) {
+    case "ENOENT":
+      return new ToolFailed(`${target.shown} does not exist`, "not_found");
+    case "ELOOP":
+      return new ToolDenied(`permission denied: ${target.shown} is a symbolic link (changed while being opened, or pointing nowhere); links are not followed here`, null);
+    case "EISDIR":
+      return new ToolFailed(`${target.shown} is a directory`, "not_a_file");
+    case "EACCES":
+    case "EPERM":
+      return new ToolFailed(`${target.shown}: the operating system refused access (${code})`, "failed");
+    default:
+      return new ToolFailed(`${target.shown}: ${code ?? (err as Error).message}`, "failed");
+  }
+}
+
+/**
+ * Write a whole file without ever following a link: O_NOFOLLOW on the last step (a link there fails with
+ * ELOOP), and a file with other hard links is refused (writing it would change a file elsewhere).
+ * Missing parent directories are created. Returns whether the file is new.
+ */
+async function writeNoFollow(target: ResolvedPath, content: string): Promise<boolean> {
+  const existed = await fs.lstat(target.real).then(
+    () => true,
+    () => false,
+  );
+  try {
+    await fs.mkdir(path.dirname(target.real), { recursive: true });
+  } catch (err) {
+    throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
+  }
+  const fh = await openNoFollow(target, WRITE_FLAGS);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
+    if (st.nlink > 1) {
+      throw new ToolDenied(`permission denied: ${target.shown} has other hard links, and writing it would change those files too`, "write");
+    }
+    await fh.truncate(0);
+    await fh.writeFile(content, "utf8");
+  } finally {
+    await fh.close();
+  }
+  return !existed;
+}
+
+function binary(target: ResolvedPath, size: number): ToolFailed {
+  return new ToolFailed(`${target.shown} is a binary file (${size.toLocaleString("en")} bytes, not UTF-8 text); this tool only handles text`, "binary");
+}
+
+function occurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}

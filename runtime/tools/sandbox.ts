@@ -1,0 +1,194 @@
+// Where a tool's path argument really points, and whether the agent's permissions allow it there.
+// A path from a model is untrusted input: it is resolved against the program's directory, every link
+// followed, and only then checked against the globs (spec/agent-calls.md §8).
+import { promises as fs, type Dirent } from "node:fs";
+import path from "node:path";
+import picomatch from "picomatch";
+import { GLOB_OPTIONS, GlobSet, realish, relativeUnder } from "./permissions.ts";
+
+/** A refusal the model is told about (so it can carry on); `permission` names what was missing. */
+export class ToolDenied extends Error {
+  override name = "ToolDenied";
+  constructor(
+    message: string,
+    readonly permission: "read" | "write" | null,
+  ) {
+    super(message);
+  }
+}
+
+/** A tool use that cannot go on (bad arguments, a missing file, a binary file): a tool error, not a denial. */
+export class ToolFailed extends Error {
+  override name = "ToolFailed";
+  constructor(
+    message: string,
+    /** short word for the trace: bad_input, not_found, binary, too_large, failed, … */
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ResolvedPath {
+  /** the path as the model wrote it, resolved against the program's directory (links not followed) */
+  abs: string;
+  /** where it really is: links followed (for a write: the parent's links; the file itself is never a link) */
+  real: string;
+  /** how the tool names it back to the model and in the trace */
+  shown: string;
+}
+
+const MAX_PATH_CHARS = 4096;
+
+export class Sandbox {
+  constructor(
+    /** the program's directory, real */
+    readonly root: string,
+    readonly read: GlobSet,
+    readonly write: GlobSet,
+  ) {}
+
+  static async create(programDir: string, read: readonly string[], write: readonly string[]): Promise<Sandbox> {
+    const root = await realish(path.resolve(programDir));
+    return new Sandbox(root, await GlobSet.compile(read, root), await GlobSet.compile(write, root));
+  }
+
+  /** Relative to the program's directory when inside it, else absolute. */
+  show(abs: string): string {
+    const rel = relativeUnder(this.root, abs);
+    return rel === null ? abs : rel === "" ? "." : rel;
+  }
+
+  /** The path argument as an absolute path, refusing `..` (spec: paths never climb). */
+  lexical(p: string, what = "path"): string {
+    if (p.length > MAX_PATH_CHARS) throw new ToolFailed(`${what} is longer than ${MAX_PATH_CHARS} characters`, "bad_input");
+    if (p.includes("\0")) throw new ToolFailed(`${what} contains a NUL character`, "bad_input");
+    if (p.trim() === "") throw new ToolFailed(`${what} is empty`, "bad_input");
+    if (p.split(/[/\\]/).includes("..")) {
+      throw new ToolDenied(
+        `permission denied: ${JSON.stringify(p)} contains "..", and paths may not climb out of a directory; write it from the program's directory (or as an absolute path one of your globs allows)`,
+        null,
+      );
+    }
+    return path.resolve(this.root, p);
+  }
+
+  /** A file or directory to read: its real location (every link followed) must match a read glob. */
+  async forRead(p: string): Promise<ResolvedPath> {
+    const abs = this.lexical(p);
+    const real = await realish(abs);
+    if (!this.read.matches(real)) throw this.denied("read", p, abs, real);
+    return { abs, real, shown: this.show(abs) };
+  }
+
+  /** A directory to list or search under: allowed when the read globs may match something inside it. */
+  async forWalk(p: string): Promise<ResolvedPath> {
+    const abs = this.lexical(p, "pattern");
+    const real = await realish(abs);
+    if (!this.read.mayContain(real) && !this.read.matches(real)) throw this.denied("read", p, abs, real);
+    return { abs, real, shown: this.show(abs) };
+  }
+
+  /**
+   * A file to write: never a link itself (refused), its real parent directory resolved, and the real
+   * target must match a write glob. The file may not exist yet.
+   */
+  async forWrite(p: string): Promise<ResolvedPath> {
+    const abs = this.lexical(p);
+    if (p.endsWith("/") || p.endsWith("\\")) throw new ToolFailed(`${JSON.stringify(p)} names a directory; give a file path`, "bad_input");
+    const real = path.join(await realish(path.dirname(abs)), path.basename(abs));
+    // the target's own location must be allowed before anything about it (even whether it exists) is said
+    if (!this.write.matches(real)) throw this.denied("write", p, abs, real);
+    const st = await fs.lstat(real).catch(() => null);
+    if (st?.isSymbolicLink()) {
+      throw new ToolDenied(`permission denied: ${this.show(abs)} is a symbolic link, and writes never follow links; remove the link or write another path`, "write");
+    }
+    if (st && !st.isFile()) throw new ToolFailed(`${this.show(abs)} is not a regular file (${kindOf(st)})`, "not_a_file");
+    return { abs, real, shown: this.show(abs) };
+  }
+
+  private denied(permission: "read" | "write", p: string, abs: string, real: string): ToolDenied {
+    const globs = permission === "read" ? this.read : this.write;
+    const verb = permission === "read" ? "reading" : "writing";
+    const link = real !== abs ? ` (${JSON.stringify(p)} leads through a link to ${real})` : "";
+    const have = globs.empty ? "this agent has no " + permission + " globs" : `none of this agent's ${permission} globs (${globs.describe()}) matches it`;
+    return new ToolDenied(`permission denied: ${verb} ${this.show(abs)} needs the ${permission} permission, and ${have}${link}`, permission);
+  }
+
+  /**
+   * Files under `start` (an allowed walk root) whose path relative to it matches `pattern` and whose real
+   * location a read glob allows. Linked directories are not entered (no loops, no leaving the globs
+   * through a link); a linked file is listed when its target is readable. Sorted, depth first.
+   */
+  async walk(start: ResolvedPath, pattern: string | null, limits: WalkLimits, signal: AbortSignal): Promise<WalkResult> {
+    const match = pattern === null ? null : picomatch(pattern, GLOB_OPTIONS);
+    const out: WalkResult = { files: [], truncated: false, visitedAll: true };
+    let visited = 0;
+    // the real directory and the path the model knows it by
+    const stack: { real: string; abs: string }[] = [{ real: start.real, abs: start.abs }];
+    while (stack.length > 0) {
+      if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+      const dir = stack.pop()!;
+      let entries: Dirent[];
+      try {
+        entries = await fs.readdir(dir.real, { withFileTypes: true });
+      } catch {
+        continue; // unreadable or vanished: nothing to list there
+      }
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const subdirs: { real: string; abs: string }[] = [];
+      for (const e of entries) {
+        if (++visited > limits.maxVisited) {
+          out.visitedAll = false;
+          return finish(out);
+        }
+        const real = path.join(dir.real, e.name);
+        const abs = path.join(dir.abs, e.name);
+        const rel = path.relative(start.abs, abs).split(path.sep).join("/");
+        if (e.isDirectory()) {
+          if (this.read.mayContain(real)) subdirs.push({ real, abs });
+          continue;
+        }
+        let fileReal = real;
+        if (e.isSymbolicLink()) {
+          const target = await fs.realpath(real).catch(() => null);
+          const st = target === null ? null : await fs.stat(target).catch(() => null);
+          if (target === null || !st?.isFile()) continue;
+          fileReal = target;
+        } else if (!e.isFile()) continue;
+        if (match !== null && !match(rel)) continue;
+        if (!this.read.matches(fileReal)) continue;
+        if (out.files.length >= limits.maxFiles) {
+          out.truncated = true;
+          return finish(out);
+        }
+        out.files.push({ real: fileReal, shown: this.show(abs) });
+      }
+      // reversed onto the stack, so directories are entered in name order and a capped walk is the same every time
+      for (const d of subdirs.reverse()) stack.push(d);
+    }
+    return finish(out);
+  }
+}
+
+export interface WalkLimits {
+  /** stop after this many matching files (truncated) */
+  maxFiles: number;
+  /** stop after looking at this many directory entries (visitedAll false) */
+  maxVisited: number;
+}
+
+export interface WalkResult {
+  files: { real: string; shown: string }[];
+  truncated: boolean;
+  visitedAll: boolean;
+}
+
+function finish(r: WalkResult): WalkResult {
+  r.files.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
+  return r;
+}
+
+function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  return st.isDirectory() ? "a directory" : st.isFIFO() ? "a named pipe" : st.isSocket() ? "a socket" : "a device or other special file";
+}

@@ -1,0 +1,238 @@
+// The tools one agent call offers, and running the tool uses a model asks for. Which tools are offered
+// follows the agent's permissions (nothing without them); every argument is checked before use, and every
+// refusal or failure is answered to the model as a tool error so the loop can go on (spec/agent-calls.md §8).
+import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
+import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
+import type { Permissions } from "./permissions.ts";
+import { Sandbox, ToolDenied, ToolFailed } from "./sandbox.ts";
+
+/** What the trace records about one tool use: no file contents, no arguments beyond the path. */
+export interface ToolEvent {
+  tool: string;
+  tool_use_id: string;
+  /** false when a permission (or the path rules) refused it */
+  allowed: boolean;
+  /** the permission that was missing, when one was */
+  denied: "read" | "write" | null;
+  ok: boolean;
+  /** why it failed, as a short word (denied, bad_input, unknown_tool, not_found, binary, …) */
+  error: string | null;
+  path: string | null;
+  ms: number;
+  input_bytes: number;
+  output_bytes: number;
+  bytes_written: number | null;
+}
+
+type ArgType = "string" | "line";
+
+interface ToolDef {
+  name: string;
+  permission: "read" | "write";
+  args: Record<string, { type: ArgType; required: boolean; description: string }>;
+  describe(globs: string): string;
+  run(sb: Sandbox, args: Record<string, unknown>, signal: AbortSignal, lock: PathLock): Promise<ToolOutput>;
+}
+
+const DEFS: ToolDef[] = [
+  {
+    name: "read_file",
+    permission: "read",
+    args: {
+      path: { type: "string", required: true, description: "the file, relative to the program's directory (or absolute)" },
+      offset: { type: "line", required: false, description: "the first line to read, counting from 1 (default 1)" },
+      limit: { type: "line", required: false, description: `how many lines to read (default and most: ${LIMITS.readLines})` },
+    },
+    describe: (globs) =>
+      `Read a UTF-8 text file. Paths are relative to the program's directory. You may read files matching: ${globs}. ` +
+      `Returns at most ${LIMITS.readLines} lines and ${LIMITS.readChars.toLocaleString("en")} characters; a note at the end says how to read on.`,
+    run: (sb, a, signal) => readFileTool(sb, a as { path: string; offset?: number; limit?: number }, signal),
+  },
+  {
+    name: "list_files",
+    permission: "read",
+    args: { pattern: { type: "string", required: true, description: 'a glob such as "docs/**/*.md" ("*" and "**" skip names starting with a dot); a directory name lists that directory' } },
+    describe: (globs) =>
+      `List the files matching a glob, relative to the program's directory, one per line (only files you may read: ${globs}). ` +
+      `Linked directories are not entered. At most ${LIMITS.listFiles} files.`,
+    run: (sb, a, signal) => listFilesTool(sb, a as { pattern: string }, signal),
+  },
+  {
+    name: "search_files",
+    permission: "read",
+    args: {
+      query: { type: "string", required: true, description: "a JavaScript regular expression, tested against each line" },
+      pattern: { type: "string", required: false, description: 'a glob choosing the files to search (default "**")' },
+    },
+    describe: (globs) =>
+      `Find the lines matching a regular expression in text files you may read (${globs}); answers path:line: text. ` +
+      `At most ${LIMITS.searchMatches} lines; binary files and files over ${LIMITS.textFileBytes / 2 ** 20} MiB are skipped.`,
+    run: (sb, a, signal) => searchFilesTool(sb, a as { query: string; pattern?: string }, signal),
+  },
+  {
+    name: "write_file",
+    permission: "write",
+    args: {
+      path: { type: "string", required: true, description: "the file, relative to the program's directory (or absolute)" },
+      content: { type: "string", required: true, description: "the whole new content of the file" },
+    },
+    describe: (globs) =>
+      `Create or replace a text file with the given content (missing directories are created). You may write files matching: ${globs}. ` +
+      `Symbolic links are never written through.`,
+    run: (sb, a, _signal, lock) => lock.hold(sb, a.path as string, () => writeFileTool(sb, a as { path: string; content: string })),
+  },
+  {
+    name: "edit_file",
+    permission: "write",
+    args: {
+      path: { type: "string", required: true, description: "the file, relative to the program's directory (or absolute)" },
+      old: { type: "string", required: true, description: "the exact text to replace; it must occur exactly once in the file" },
+      new: { type: "string", required: true, description: "the text to put in its place" },
+    },
+    describe: (globs) => `Replace one exact occurrence of a text in an existing file. You may edit files matching: ${globs}.`,
+    run: (sb, a, _signal, lock) => lock.hold(sb, a.path as string, () => editFileTool(sb, a as { path: string; old: string; new: string })),
+  },
+];
+
+/** Names of every tool this runtime knows, offered or not. */
+export const TOOL_NAMES: readonly string[] = DEFS.map((d) => d.name);
+
+export class Toolbox {
+  readonly specs: ToolSpec[];
+  private readonly offered: ReadonlySet<string>;
+  private readonly lock = new PathLock();
+
+  private constructor(private readonly sandbox: Sandbox | null) {
+    const defs = sandbox === null ? [] : DEFS.filter((d) => (d.permission === "read" ? !sandbox.read.empty : !sandbox.write.empty));
+    this.offered = new Set(defs.map((d) => d.name));
+    this.specs = defs.map((d) => ({
+      name: d.name,
+      description: d.describe(d.permission === "read" ? sandbox!.read.describe() : sandbox!.write.describe()),
+      inputSchema: schemaOf(d),
+    }));
+  }
+
+  /** The tools `permissions` grants, with paths resolved against the program's directory. */
+  static async create(permissions: Permissions, programDir: string): Promise<Toolbox> {
+    const none = permissions.read.length === 0 && permissions.write.length === 0;
+    return new Toolbox(none ? null : await Sandbox.create(programDir, permissions.read, permissions.write));
+  }
+
+  /** Run the tool uses of one turn, all at once; results in the order asked. Never rejects. */
+  run(uses: ToolUse[], signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult[]> {
+    return Promise.all(uses.map((u) => this.runOne(u, signal, onEvent)));
+  }
+
+  private async runOne(use: ToolUse, signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult> {
+    const t0 = performance.now();
+    let output: ToolOutput | null = null;
+    let failure: ToolDenied | ToolFailed;
+    try {
+      output = await this.dispatch(use, signal);
+    } catch (err) {
+      if (err instanceof ToolDenied || err instanceof ToolFailed) failure = err;
+      else {
+        // an unexpected error from the file system is still the model's problem to hear about, not a crash
+        const e = err as NodeJS.ErrnoException;
+        failure = new ToolFailed(`the tool failed: ${e.code ?? e.message ?? String(err)}`, "failed");
+      }
+    }
+    const content = output !== null ? output.text : failure!.message;
+    const denied = output === null && failure! instanceof ToolDenied;
+    onEvent({
+      tool: use.name,
+      tool_use_id: use.id,
+      allowed: !denied,
+      denied: denied ? (failure! as ToolDenied).permission : null,
+      ok: output !== null,
+      error: output !== null ? null : denied ? "denied" : (failure! as ToolFailed).reason,
+      path: output?.path ?? pathArg(use.input),
+      ms: Math.round((performance.now() - t0) * 1000) / 1000,
+      input_bytes: jsonBytes(use.input),
+      output_bytes: Buffer.byteLength(content),
+      bytes_written: output?.bytesWritten ?? null,
+    });
+    return { toolUseId: use.id, content, isError: output === null };
+  }
+
+  private async dispatch(use: ToolUse, signal: AbortSignal): Promise<ToolOutput> {
+    const def = DEFS.find((d) => d.name === use.name);
+    if (!def) {
+      const offered = [...this.offered];
+      throw new ToolFailed(`there is no tool named ${JSON.stringify(use.name)}; ${offered.length ? `the tools are ${offered.join(", ")}` : "this agent has no tools"}`, "unknown_tool");
+    }
+    if (!this.offered.has(def.name) || this.sandbox === null) {
+      throw new ToolDenied(`permission denied: ${def.name} needs the ${def.permission} permission, and this agent has no ${def.permission} globs`, def.permission);
+    }
+    return def.run(this.sandbox, checkArgs(def, use.input), signal, this.lock);
+  }
+}
+
+function schemaOf(def: ToolDef): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const [name, a] of Object.entries(def.args)) {
+    properties[name] = a.type === "line" ? { type: "integer", minimum: 1, description: a.description } : { type: "string", description: a.description };
+  }
+  const required = Object.entries(def.args).filter(([, a]) => a.required).map(([n]) => n);
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+/** The model's arguments against the tool's schema: an object, the required fields, the right types, nothing else. */
+function checkArgs(def: ToolDef, input: unknown): Record<string, unknown> {
+  const bad = (msg: string) => new ToolFailed(`bad arguments for ${def.name}: ${msg}`, "bad_input");
+  if (typeof input !== "object" || input === null || Array.isArray(input)) throw bad(`expected an object with ${Object.keys(def.args).join(", ")}`);
+  const obj = input as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
+    if (!Object.hasOwn(def.args, key)) throw bad(`unknown field ${JSON.stringify(key)} (expected ${Object.keys(def.args).join(", ")})`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, a] of Object.entries(def.args)) {
+    const v = obj[name];
+    if (v === undefined || v === null) {
+      if (a.required) throw bad(`${name} is required`);
+      continue;
+    }
+    if (a.type === "string" && typeof v !== "string") throw bad(`${name} must be a string`);
+    if (a.type === "line" && (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1)) throw bad(`${name} must be a whole number of at least 1`);
+    out[name] = v;
+  }
+  return out;
+}
+
+function pathArg(input: unknown): string | null {
+  if (typeof input !== "object" || input === null) return null;
+  const o = input as Record<string, unknown>;
+  const p = typeof o.path === "string" ? o.path : typeof o.pattern === "string" ? o.pattern : null;
+  return p === null ? null : p.length > 300 ? p.slice(0, 300) + "…" : p;
+}
+
+function jsonBytes(v: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? "");
+  } catch {
+    return 0;
+  }
+}
+
+/** Writes and edits of one file in one turn run one after another (two parallel edits would lose one). */
+class PathLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async hold<T>(sb: Sandbox, p: string, run: () => Promise<T>): Promise<T> {
+    let key: string;
+    try {
+      key = sb.lexical(p);
+    } catch {
+      return run(); // the tool itself refuses the path
+    }
+    const before = this.tails.get(key) ?? Promise.resolve();
+    const mine = before.then(run, run);
+    const tail = mine.catch(() => {});
+    this.tails.set(key, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}

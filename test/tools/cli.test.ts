@@ -1,0 +1,75 @@
+// Agents with permissions through `vvm run`: paths are the program's directory's (not the working
+// directory's), offline under a script and online against the stand-in, with one trace event per tool use.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
+
+const root = useTempDir("vvm-tools-cli-");
+const standin = useStandin();
+
+const PROGRAM = `
+agent scribe(
+  model="haiku",
+  prompt="You keep the team's notes.",
+  permissions=perm(read=["notes/**"], write=["notes/**"]),
+)
+
+entry = @scribe \`Add today's entry to the notes.\`(())
+export entry
+`;
+
+const SCRIPT = `
+rules:
+  - kind: agent
+    agent: scribe
+    turn: 1
+    tool_use:
+      - { name: list_files, input: { pattern: "notes/*.md" } }
+      - { name: write_file, input: { path: notes/today.md, content: "- shipped the tool loop\\n" } }
+  - { kind: agent, agent: scribe, turn: 2, reply: "Added one entry." }
+`;
+
+async function program(name: string): Promise<string> {
+  const dir = path.join(root, name);
+  await mkdir(path.join(dir, "notes"), { recursive: true });
+  await writeFile(path.join(dir, "notes", "yesterday.md"), "- wrote the spec\n");
+  await writeFile(path.join(dir, "scribe.vvm"), PROGRAM);
+  await writeFile(path.join(dir, "scribe.yaml"), SCRIPT);
+  return dir;
+}
+
+describe("vvm run with tools", () => {
+  it("offline with a script: the tools act in the program's directory and the trace lists each use", async () => {
+    const dir = await program("offline");
+    // run from elsewhere: the paths still belong to the program's directory
+    const res = await runCli(["run", path.join(dir, "scribe.vvm"), "--script", path.join(dir, "scribe.yaml"), "--trace", path.join(root, "offline.jsonl")], { cwd: root });
+    expect(res.stderr).not.toMatch(/warning/);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ entry: "Added one entry." });
+    expect(await readFile(path.join(dir, "notes", "today.md"), "utf8")).toBe("- shipped the tool loop\n");
+    const events = (await readFile(path.join(root, "offline.jsonl"), "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const tools = events.filter((e) => e.type === "tool");
+    expect(tools.map((e) => [e.tool, e.ok, e.path]).sort()).toEqual([
+      ["list_files", true, "notes"],
+      ["write_file", true, "notes/today.md"],
+    ]);
+    expect(events.find((e) => e.type === "call")).toMatchObject({ agent: "scribe", ok: true, turns: 2, tool_uses: 2, attempts: 2 });
+    expect(res.stderr).toMatch(/vvm: 1 call \(2 attempts\)/);
+  });
+
+  it("against the stand-in through the real SDK", async () => {
+    const dir = await program("online");
+    standin.enqueue(
+      { type: "tool_use", calls: [{ name: "read_file", input: { path: "notes/yesterday.md" } }, { name: "write_file", input: { path: "notes/today.md", content: "- more\n" } }] },
+      { type: "text", text: "Read yesterday's, wrote today's." },
+    );
+    const res = await runCli(["run", path.join(dir, "scribe.vvm")], { cwd: root, env: standin.env() });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ entry: "Read yesterday's, wrote today's." });
+    expect(await readFile(path.join(dir, "notes", "today.md"), "utf8")).toBe("- more\n");
+    const last = standin.requests[1].body.messages[2].content;
+    expect(last[0]).toMatchObject({ type: "tool_result", content: "- wrote the spec" });
+  });
+});

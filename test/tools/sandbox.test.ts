@@ -1,0 +1,312 @@
+// The file tools against hostile paths and awkward files: `..`, absolute paths, links in and out, glob
+// tricks, writes to links and hard links, huge, binary and special files. A tool request is untrusted input.
+import { execFileSync } from "node:child_process";
+import { link, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ToolResult } from "../../runtime/provider.ts";
+import { LIMITS } from "../../runtime/tools/file-tools.ts";
+import { NO_PERMISSIONS, type Permissions } from "../../runtime/tools/permissions.ts";
+import { Toolbox, type ToolEvent } from "../../runtime/tools/toolbox.ts";
+import { useTempDir } from "../support/fixtures.ts";
+
+const root = useTempDir("vvm-sandbox-");
+let n = 0;
+
+/** A program directory: docs/ (readable in most tests), out/ (writable), a secret beside them, a file outside. */
+async function fixture(): Promise<{ dir: string; outside: string }> {
+  const base = path.join(root, `case${++n}`);
+  const dir = path.join(base, "prog");
+  const outside = path.join(base, "outside");
+  await mkdir(path.join(dir, "docs", "sub"), { recursive: true });
+  await mkdir(path.join(dir, "out"), { recursive: true });
+  await mkdir(outside, { recursive: true });
+  await writeFile(path.join(dir, "docs", "guide.md"), "line 1\nline 2\nline 3\n");
+  await writeFile(path.join(dir, "docs", "sub", "deep.md"), "deep\n");
+  await writeFile(path.join(dir, "docs", ".hidden.md"), "hidden\n");
+  await writeFile(path.join(dir, "secret.env"), "TOKEN=abc\n");
+  await writeFile(path.join(outside, "private.txt"), "private\n");
+  return { dir, outside };
+}
+
+async function tools(dir: string, p: Partial<Permissions>): Promise<Toolbox> {
+  return Toolbox.create({ ...NO_PERMISSIONS, ...p }, dir);
+}
+
+/** Run one tool use; returns what the model would be told, and the trace event. */
+async function use(box: Toolbox, name: string, input: unknown, signal = new AbortController().signal): Promise<{ result: ToolResult; event: ToolEvent }> {
+  let event: ToolEvent | null = null;
+  const [result] = await box.run([{ id: "t1", name, input }], signal, (e) => (event = e));
+  return { result, event: event! };
+}
+
+const ok = async (box: Toolbox, name: string, input: unknown) => {
+  const { result } = await use(box, name, input);
+  if (result.isError) throw new Error(`expected ${name} ${JSON.stringify(input)} to succeed: ${result.content}`);
+  return result.content;
+};
+const refused = async (box: Toolbox, name: string, input: unknown) => {
+  const { result, event } = await use(box, name, input);
+  if (!result.isError) throw new Error(`expected ${name} ${JSON.stringify(input)} to be refused, got: ${result.content}`);
+  return { message: result.content, event };
+};
+
+describe("paths", () => {
+  it('refuse ".." anywhere, even when the target would be allowed', async () => {
+    const { dir } = await fixture();
+    const box = await tools(dir, { read: ["**"], write: ["**"] });
+    for (const p of ["../outside/private.txt", "docs/../secret.env", "docs/..", "docs/sub/../../docs/guide.md", "docs\\..\\secret.env"]) {
+      const { message, event } = await refused(box, "read_file", { path: p });
+      expect(message).toMatch(/contains "\.\.", and paths may not climb out of a directory/);
+      expect(event).toMatchObject({ allowed: false, error: "denied" });
+    }
+    expect((await refused(box, "write_file", { path: "out/../../escape.txt", content: "x" })).message).toMatch(/contains "\.\."/);
+    for (const pattern of ["../*", "**/../*", "docs/**/../../**", "../outside/**"]) {
+      expect((await refused(box, "list_files", { pattern })).message).toMatch(/contains "\.\."/);
+      expect((await refused(box, "search_files", { query: ".", pattern })).message).toMatch(/contains "\.\."/);
+    }
+  });
+
+  it("take absolute paths inside the globs and refuse those outside", async () => {
+    const { dir, outside } = await fixture();
+    const box = await tools(dir, { read: ["docs/**"] });
+    expect(await ok(box, "read_file", { path: path.join(dir, "docs", "guide.md"), limit: 1 })).toMatch(/^line 1\n/);
+    expect((await refused(box, "read_file", { path: path.join(outside, "private.txt") })).message).toMatch(/^permission denied: reading .*private\.txt needs the read permission/);
+    expect((await refused(box, "read_file", { path: "/etc/passwd" })).message).toMatch(/^permission denied: reading \/etc\/passwd/);
+    expect((await refused(box, "list_files", { pattern: "/etc/*" })).message).toMatch(/^permission denied: reading \/etc needs the read permission/);
+    // a missing file outside the globs is refused the same way: no telling what exists there
+    expect((await refused(box, "read_file", { path: "nothing-here.txt" })).message).toMatch(/^permission denied/);
+    expect((await refused(box, "read_file", { path: "docs/nothing.md" })).message).toBe("docs/nothing.md does not exist");
+  });
+
+  it("absolute globs allow what they name outside the program's directory", async () => {
+    const { dir, outside } = await fixture();
+    const box = await tools(dir, { read: [path.join(outside, "*.txt")] });
+    expect(await ok(box, "read_file", { path: path.join(outside, "private.txt") })).toBe("private");
+    expect(await ok(box, "list_files", { pattern: path.join(outside, "*") })).toBe(path.join(outside, "private.txt"));
+  });
+
+  it("follow links, then check where they lead: in is allowed, out is refused", async () => {
+    const { dir, outside } = await fixture();
+    await symlink(path.join(outside, "private.txt"), path.join(dir, "docs", "out-link.md"));
+    await symlink(outside, path.join(dir, "docs", "out-dir"));
+    await symlink(path.join(dir, "docs", "guide.md"), path.join(dir, "shortcut.md"));
+    await symlink(path.join(dir, "docs"), path.join(dir, "alias"));
+    const box = await tools(dir, { read: ["docs/**"] });
+    expect((await refused(box, "read_file", { path: "docs/out-link.md" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
+    expect((await refused(box, "read_file", { path: "docs/out-dir/private.txt" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
+    // links from outside the globs into them read the allowed file
+    expect(await ok(box, "read_file", { path: "shortcut.md", limit: 1 })).toMatch(/^line 1/);
+    expect(await ok(box, "read_file", { path: "alias/sub/deep.md" })).toBe("deep");
+    // listing and searching never enter a linked directory nor show a link that leads out
+    expect(await ok(box, "list_files", { pattern: "docs/**" })).toBe("docs/guide.md\ndocs/sub/deep.md");
+    expect(await ok(box, "search_files", { query: "private" })).toMatch(/^no line matches/);
+  });
+
+  it("the program's directory may itself be reached through a link", async () => {
+    const { dir } = await fixture();
+    const via = path.join(root, `via-link-${n}`);
+    await symlink(dir, via);
+    const box = await tools(via, { read: ["docs/*.md"], write: ["out/**"] });
+    expect(await ok(box, "read_file", { path: "docs/guide.md", limit: 1 })).toMatch(/^line 1/);
+    expect(await ok(box, "write_file", { path: "out/x.md", content: "x" })).toBe("wrote 1 bytes to out/x.md (created)");
+    expect(await readFile(path.join(dir, "out", "x.md"), "utf8")).toBe("x");
+  });
+
+  it("glob tricks do not widen a permission", async () => {
+    const { dir } = await fixture();
+    // a permission glob that climbs after a wildcard matches nothing beyond its fixed prefix
+    let box = await tools(dir, { read: ["docs/**/../secret.env", "{docs,../outside}/*.{md,txt}", "docs/*.md"] });
+    expect((await refused(box, "read_file", { path: "secret.env" })).message).toMatch(/^permission denied/);
+    expect((await refused(box, "read_file", { path: path.join(dir, "..", "outside", "private.txt") })).message).toMatch(/^permission denied: reading .*outside\/private\.txt/);
+    expect(await ok(box, "read_file", { path: "docs/guide.md", limit: 1 })).toMatch(/^line 1/);
+    // a pattern cannot reach past the read globs, whatever it says
+    box = await tools(dir, { read: ["docs/*.md"] });
+    expect(await ok(box, "list_files", { pattern: "**" })).toBe("docs/guide.md");
+    expect(await ok(box, "list_files", { pattern: "{docs,.}/**/*" })).toBe("docs/guide.md");
+    expect(await ok(box, "list_files", { pattern: "*" })).toBe('no readable files match "*"');
+    // "*" and "**" skip dot names; naming one grants it
+    expect((await refused(box, "read_file", { path: "docs/.hidden.md" })).message).toMatch(/^permission denied/);
+    box = await tools(dir, { read: ["docs/**", "docs/.hidden.md"] });
+    expect(await ok(box, "read_file", { path: "docs/.hidden.md" })).toBe("hidden");
+    expect(await ok(box, "list_files", { pattern: "docs/**" })).toBe("docs/guide.md\ndocs/sub/deep.md");
+  });
+
+  it("a glob without wildcards names exactly one file", async () => {
+    const { dir } = await fixture();
+    const box = await tools(dir, { read: ["docs/guide.md"] });
+    expect(await ok(box, "read_file", { path: "./docs/guide.md", limit: 1 })).toMatch(/^line 1/);
+    expect((await refused(box, "read_file", { path: "docs/sub/deep.md" })).message).toMatch(/^permission denied/);
+    expect(await ok(box, "list_files", { pattern: "docs" })).toBe("docs/guide.md");
+    expect(await ok(box, "list_files", { pattern: "docs/guide.md" })).toBe("docs/guide.md");
+  });
+});
+
+describe("writes", () => {
+  it("never follow a link at the target, wherever it points", async () => {
+    const { dir, outside } = await fixture();
+    await symlink(path.join(outside, "private.txt"), path.join(dir, "out", "to-outside.md"));
+    await symlink(path.join(dir, "out", "real.md"), path.join(dir, "out", "to-inside.md"));
+    await writeFile(path.join(dir, "out", "real.md"), "real\n");
+    await symlink(path.join(dir, "out", "missing.md"), path.join(dir, "out", "dangling.md"));
+    const box = await tools(dir, { write: ["out/**"] });
+    for (const p of ["out/to-outside.md", "out/to-inside.md", "out/dangling.md"]) {
+      const { message, event } = await refused(box, "write_file", { path: p, content: "pwned" });
+      expect(message).toBe(`permission denied: ${p} is a symbolic link, and writes never follow links; remove the link or write another path`);
+      expect(event).toMatchObject({ allowed: false, denied: "write", bytes_written: null });
+      expect((await refused(box, "edit_file", { path: p, old: "real", new: "pwned" })).message).toMatch(/is a symbolic link/);
+    }
+    expect(await readFile(path.join(outside, "private.txt"), "utf8")).toBe("private\n");
+    expect(await readFile(path.join(dir, "out", "real.md"), "utf8")).toBe("real\n");
+    await expect(stat(path.join(dir, "out", "missing.md"))).rejects.toThrow();
+  });
+
+  it("through a linked directory, check where the file would really land", async () => {
+    const { dir, outside } = await fixture();
+    await symlink(outside, path.join(dir, "out", "elsewhere"));
+    await mkdir(path.join(dir, "out", "real-sub"));
+    await symlink(path.join(dir, "out", "real-sub"), path.join(dir, "out", "alias-sub"));
+    const box = await tools(dir, { write: ["out/**"] });
+    expect((await refused(box, "write_file", { path: "out/elsewhere/new.txt", content: "x" })).message).toMatch(/leads through a link to .*outside\/new\.txt/);
+    await expect(stat(path.join(outside, "new.txt"))).rejects.toThrow();
+    expect(await ok(box, "write_file", { path: "out/alias-sub/new.txt", content: "x" })).toMatch(/^wrote 1 bytes/);
+    expect(await readFile(path.join(dir, "out", "real-sub", "new.txt"), "utf8")).toBe("x");
+  });
+
+  it("refuse a file with other hard links (writing it would change them too)", async () => {
+    const { dir, outside } = await fixture();
+    await link(path.join(outside, "private.txt"), path.join(dir, "out", "hard.txt"));
+    const box = await tools(dir, { write: ["out/**"] });
+    expect((await refused(box, "write_file", { path: "out/hard.txt", content: "x" })).message).toBe(
+      "permission denied: out/hard.txt has other hard links, and writing it would change those files too",
+    );
+    expect(await readFile(path.join(outside, "private.txt"), "utf8")).toBe("private\n");
+  });
+
+  it("create missing directories, replace files, and refuse directories and special files", async () => {
+    const { dir } = await fixture();
+    const box = await tools(dir, { write: ["out/**"] });
+    expect(await ok(box, "write_file", { path: "out/a/b/c.md", content: "é\n" })).toBe("wrote 3 bytes to out/a/b/c.md (created)");
+    expect(await ok(box, "write_file", { path: "out/a/b/c.md", content: "new" })).toBe("wrote 3 bytes to out/a/b/c.md (replaced)");
+    expect(await readFile(path.join(dir, "out/a/b/c.md"), "utf8")).toBe("new");
+    expect((await refused(box, "write_file", { path: "out/a", content: "x" })).message).toBe("out/a is not a regular file (a directory)");
+    expect((await refused(box, "write_file", { path: "out/a/", content: "x" })).message).toMatch(/names a directory/);
+    execFileSync("mkfifo", [path.join(dir, "out", "pipe")]);
+    expect((await refused(box, "write_file", { path: "out/pipe", content: "x" })).message).toBe("out/pipe is not a regular file (a named pipe)");
+  });
+
+  it("edit_file replaces exactly one occurrence", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "out", "e.md"), "a b a\n");
+    const box = await tools(dir, { write: ["out/**"] });
+    expect((await refused(box, "edit_file", { path: "out/e.md", old: "a", new: "z" })).message).toBe(
+      "the old text occurs 2 times in out/e.md; include more of the surrounding text so it occurs once",
+    );
+    expect((await refused(box, "edit_file", { path: "out/e.md", old: "q", new: "z" })).message).toMatch(/does not occur in out\/e\.md/);
+    expect((await refused(box, "edit_file", { path: "out/e.md", old: "", new: "z" })).message).toMatch(/^old is empty/);
+    expect((await refused(box, "edit_file", { path: "out/none.md", old: "a", new: "z" })).message).toBe("out/none.md does not exist; write_file creates files");
+    expect(await ok(box, "edit_file", { path: "out/e.md", old: "a b", new: "$& $1" })).toBe("edited out/e.md: replaced 1 occurrence (the file is now 8 bytes)");
+    // the replacement is taken literally ($& is not a pattern)
+    expect(await readFile(path.join(dir, "out", "e.md"), "utf8")).toBe("$& $1 a\n");
+  });
+
+  it("two edits of one file in one turn both land", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "out", "two.md"), "first\nsecond\n");
+    const box = await tools(dir, { write: ["out/**"] });
+    const results = await box.run(
+      [
+        { id: "a", name: "edit_file", input: { path: "out/two.md", old: "first", new: "1st" } },
+        { id: "b", name: "edit_file", input: { path: "out/two.md", old: "second", new: "2nd" } },
+      ],
+      new AbortController().signal,
+      () => {},
+    );
+    expect(results.map((r) => r.isError)).toEqual([false, false]);
+    expect(await readFile(path.join(dir, "out", "two.md"), "utf8")).toBe("1st\n2nd\n");
+  });
+});
+
+describe("awkward files", () => {
+  const saved = { ...LIMITS };
+  afterEach(() => Object.assign(LIMITS, saved));
+
+  it("a huge file is read capped, with a note saying how to read on", async () => {
+    const { dir } = await fixture();
+    const big = path.join(dir, "docs", "big.log");
+    const line = "x".repeat(99) + "\n";
+    await writeFile(big, line.repeat(200_000)); // 20 MB
+    const box = await tools(dir, { read: ["docs/**"] });
+    const first = await ok(box, "read_file", { path: "docs/big.log" });
+    const lines = first.split("\n\n[read_file: ")[0].split("\n");
+    expect(lines.length).toBeLessThanOrEqual(LIMITS.readLines);
+    expect(first.length).toBeLessThan(LIMITS.readChars + 500);
+    expect(first).toMatch(/\[read_file: showing lines 1–\d+ of docs\/big\.log \(20,000,000 bytes in all; stopped at the 100,000-character cap\): call read_file with offset=\d+ to read on\]$/);
+    const next = Number(/offset=(\d+)/.exec(first)![1]);
+    expect(next).toBe(lines.length + 1);
+    const later = await ok(box, "read_file", { path: "docs/big.log", offset: 199_999 });
+    expect(later).toBe(`${"x".repeat(99)}\n${"x".repeat(99)}\n\n[read_file: showing lines 199999–200000, the end of docs/big.log]`);
+    expect(await ok(box, "read_file", { path: "docs/big.log", offset: 300_000 })).toBe("(docs/big.log has 200000 lines; offset 300000 is past the end)");
+  });
+
+  it("a single enormous line is cut, and the rest of it is not held in memory", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "docs", "one-line.txt"), "y".repeat(5_000_000));
+    const box = await tools(dir, { read: ["docs/**"] });
+    const out = await ok(box, "read_file", { path: "docs/one-line.txt" });
+    expect(out).toBe(`${"y".repeat(LIMITS.lineChars)} …[line cut at ${LIMITS.lineChars} characters]\n\n[read_file: 1 line was longer than ${LIMITS.lineChars} characters and is cut]`);
+  });
+
+  it("binary files and files that are not UTF-8 are refused with a note", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "docs", "image.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+    await writeFile(path.join(dir, "docs", "latin1.txt"), Buffer.from("caf\xe9\n", "latin1"));
+    await writeFile(path.join(dir, "out.md"), "");
+    const box = await tools(dir, { read: ["docs/**", "out.md"], write: ["docs/**"] });
+    const { message, event } = await refused(box, "read_file", { path: "docs/image.png" });
+    expect(message).toBe("docs/image.png is a binary file (12 bytes, not UTF-8 text); this tool only handles text");
+    expect(event).toMatchObject({ allowed: true, ok: false, error: "binary" });
+    expect((await refused(box, "read_file", { path: "docs/latin1.txt" })).message).toMatch(/is a binary file \(5 bytes/);
+    expect((await refused(box, "edit_file", { path: "docs/image.png", old: "PNG", new: "GIF" })).message).toMatch(/is a binary file/);
+    expect(await ok(box, "search_files", { query: "caf|PNG" })).toMatch(/^no line matches .*\n\n\[search_files: 2 binary files skipped\]$/);
+    expect(await ok(box, "read_file", { path: "out.md" })).toBe("(out.md is empty)");
+  });
+
+  it("directories and named pipes are not read (a pipe would block)", async () => {
+    const { dir } = await fixture();
+    execFileSync("mkfifo", [path.join(dir, "docs", "fifo")]);
+    const box = await tools(dir, { read: ["docs/**", "docs"] });
+    expect((await refused(box, "read_file", { path: "docs/fifo" })).message).toBe("docs/fifo is not a regular file");
+    expect((await refused(box, "read_file", { path: "docs" })).message).toBe("docs is a directory; list_files lists what is in it");
+    // listing skips the pipe, searching does not hang on it
+    expect(await ok(box, "list_files", { pattern: "docs/*" })).toBe("docs/guide.md");
+    expect(await ok(box, "search_files", { query: "line 2" })).toBe("docs/guide.md:2: line 2");
+  });
+
+  it("a search whose regular expression backtracks for ever stops at the limit; a bad one is refused", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "docs", "evil.md"), "a".repeat(40) + "!\n");
+    LIMITS.searchTimeoutMs = 300;
+    const box = await tools(dir, { read: ["docs/**"] });
+    const t0 = performance.now();
+    const { message, event } = await refused(box, "search_files", { query: "^(a+)+$" });
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(message).toMatch(/^the search stopped after 0s without finishing/);
+    expect(event.error).toBe("timeout");
+    expect((await refused(box, "search_files", { query: "(" })).message).toMatch(/^query is not a valid regular expression: /);
+  });
+
+  it("listing and search stop at their caps and say so", async () => {
+    const { dir } = await fixture();
+    await mkdir(path.join(dir, "docs", "many"));
+    for (let i = 0; i < 30; i++) await writeFile(path.join(dir, "docs", "many", `f${String(i).padStart(2, "0")}.md`), "hit\nhit\n");
+    LIMITS.listFiles = 5;
+    LIMITS.searchMatches = 3;
+    const box = await tools(dir, { read: ["docs/**"] });
+    const listed = await ok(box, "list_files", { pattern: "docs/many/*" });
+    expect(listed).toBe("docs/many/f00.md\ndocs/many/f01.md\ndocs/many/f02.md\ndocs/many/f03.md\ndocs/many/f04.md\n\n[list_files: only the first 5 files are listed; use a narrower pattern]");
+    expect(await ok(box, "search_files", { query: "hit", pattern: "docs/many/*.md" })).toBe(
+      "docs/many/f00.md:1: hit\ndocs/many/f00.md:2: hit\ndocs/many/f01.md:1: hit\n\n[search_files: only the first 3 matching lines are shown]",
+    );
+  });
+});
