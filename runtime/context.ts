@@ -1,7 +1,7 @@
 // Per-run state handed to the interpreter (starlark-go's Thread): everything that does I/O or varies per run.
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { TraceSink } from "./trace.ts";
-import type { Site, Value } from "./values.ts";
+import type { RaiseStep, Site, Value } from "./values.ts";
 
 export interface RunContext {
   agents: AgentRuntime;
@@ -17,5 +17,5 @@ export interface RunContext {
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */
 export type RunOutcome =
   | { kind: "ok"; exports: Map<string, Value> }
-  | { kind: "raised"; error: Value; site: Site | null }
+  | { kind: "raised"; error: Value; site: Site | null; trail: RaiseStep[] }
   | { kind: "interrupted" };

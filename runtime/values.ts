@@ -83,8 +83,14 @@ export function makeError(kind: string, message: string, data?: Value): VObject 
   return new Map([["error", e]]);
 }
 
+/** One step of a raise's way out: a function it left (called at `site`), or a `map`/`pmap` item it ended. */
+export type RaiseStep = { kind: "call"; fn: string; site: Site } | { kind: "item"; fn: string; index: number; count: number; site: Site };
+
 /** A raised error travelling up the JS stack. `value` is the VVM error value. */
 export class VvmRaise extends Error {
+  /** where it travelled, innermost first (the traceback of an uncaught raise) */
+  readonly trail: RaiseStep[] = [];
+
   constructor(
     readonly value: Value,
     readonly site: Site | null = null,

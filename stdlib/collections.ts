@@ -1,6 +1,6 @@
 // map, filter, reduce: in order, fail fast on an error value, raises propagate (spec/language.md §15).
 // Each stays synchronous while the callback does, and continues asynchronously from the first pending result.
-import { isErrorValue, thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
+import { isErrorValue, thrown, typeName, VvmRaise, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, needList, poll } from "./args.ts";
 import { SIGNATURES } from "./signatures.ts";
 
@@ -8,15 +8,31 @@ export function map(args: Value[], kwargs: Map<string, Value> | null, it: Value,
   const [items, fn] = bindArgs("map", SIGNATURES.map.params, 2, args, kwargs, site);
   const xs = needList(items, "map", "items", site);
   const f = needFunction(fn, "map", "f", site);
-  return mapFrom(xs, f, 0, new Array(xs.length), it, site, env);
+  return mapFrom("map", xs, f, 0, new Array(xs.length), it, site, env);
 }
 
-/** Shared with pmap's sequential path. */
-export function mapFrom(xs: Value[], f: VFunction, start: number, out: Value[], it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
+/** Shared with pmap's sequential path (`name` says which, in a traceback). */
+export function mapFrom(name: string, xs: Value[], f: VFunction, start: number, out: Value[], it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
+  // a raise that ends an item says which one, for the traceback
+  const ended = (err: unknown, i: number) => {
+    if (err instanceof VvmRaise) err.trail.push({ kind: "item", fn: name, index: i, count: xs.length, site });
+    return err;
+  };
   for (let i = start; i < xs.length; i++) {
     poll(i, env);
-    const r = apply(f, [xs[i] as Value], it, site, env);
-    if (r instanceof Promise) return r.then((v) => (isErrorValue(v) ? v : ((out[i] = v), mapFrom(xs, f, i + 1, out, it, site, env))));
+    let r: Value | Promise<Value>;
+    try {
+      r = apply(f, [xs[i] as Value], it, site, env);
+    } catch (err) {
+      throw ended(err, i);
+    }
+    if (r instanceof Promise)
+      return r.then(
+        (v) => (isErrorValue(v) ? v : ((out[i] = v), mapFrom(name, xs, f, i + 1, out, it, site, env))),
+        (err: unknown) => {
+          throw ended(err, i);
+        },
+      );
     if (isErrorValue(r)) return r;
     out[i] = r;
   }

@@ -1,7 +1,7 @@
 // pmap(items, f): map with up to `concurrency` calls of f in flight. Results keep input order; the first
 // failure in input order (a raise or an error value) wins, and every later item is cancelled through its
 // own AbortController (in-flight agent calls receive the signal; items not started yet never start).
-import { isErrorValue, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
+import { isErrorValue, VvmRaise, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { Interrupted, ROOT_ENV } from "../runtime/abort.ts";
 import { apply, bindArgs, needFunction, needList } from "./args.ts";
 import { mapFrom } from "./collections.ts";
@@ -14,7 +14,7 @@ export function makePmap(concurrency: number) {
     const xs = needList(items, "pmap", "items", site);
     const f = needFunction(fn, "pmap", "f", site);
     // A function that can never suspend gains nothing from overlapping: run it like map.
-    if (!f.isAsync) return mapFrom(xs, f, 0, new Array(xs.length), it, site, env);
+    if (!f.isAsync) return mapFrom("pmap", xs, f, 0, new Array(xs.length), it, site, env);
     return concurrent(xs, f, Math.max(1, concurrency), it, site, env ?? ROOT_ENV);
   };
 }
@@ -48,6 +48,7 @@ async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, s
         results[i] = r;
         if (isErrorValue(r)) fail(i);
       } catch (err) {
+        if (err instanceof VvmRaise) err.trail.push({ kind: "item", fn: "pmap", index: i, count: n, site });
         raised[i] = err;
         fail(i);
       }

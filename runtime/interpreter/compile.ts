@@ -1142,6 +1142,9 @@ export class ModuleCompiler {
   }
 }
 
+/** Steps a traceback keeps: deep recursion must not make a raise carry a thousand frames. */
+const MAX_TRAIL = 64;
+
 /** A user `def` closed over the frame it was defined in. */
 class UserFunction implements VFunction {
   readonly type = "function";
@@ -1204,16 +1207,34 @@ class UserFunction implements VFunction {
     } catch (err) {
       // A JS stack overflow becomes `thrown` at the innermost call site that still has room to build it,
       // so an uncaught one says where the recursion was.
-      throw (err instanceof RangeError && asRaise(err, site)) || err;
+      throw this.leaving((err instanceof RangeError && asRaise(err, site)) || err, site);
     }
     return f.ret;
+  }
+
+  /** A raise leaving this function notes it, with the call site, for the traceback. */
+  private leaving(err: unknown, site: Site): unknown {
+    if (err instanceof VvmRaise && err.trail.length < MAX_TRAIL) err.trail.push({ kind: "call", fn: this.name, site });
+    return err;
   }
 
   call(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env: CallEnv = ROOT_ENV): Value | Promise<Value> {
     if (!this.isAsync) return this.callSync(args, kwargs, it, site, env);
     const f = this.enter(args, kwargs, it, site, env);
-    const done = this.c.body.run(f);
-    return done instanceof Promise ? done.then(() => f.ret) : f.ret;
+    let done: ReturnType<typeof this.c.body.run>;
+    try {
+      done = this.c.body.run(f);
+    } catch (err) {
+      throw this.leaving(err, site);
+    }
+    return done instanceof Promise
+      ? done.then(
+          () => f.ret,
+          (err: unknown) => {
+            throw this.leaving(err, site);
+          },
+        )
+      : f.ret;
   }
 }
 

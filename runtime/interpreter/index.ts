@@ -25,7 +25,7 @@ export async function runProgram(checked: CheckResult, ctx: RunContext): Promise
     const r = asRaise(err, null);
     if (r) {
       if (ctx.signal.aborted) return { kind: "interrupted" };
-      return { kind: "raised", error: r.value, site: r.site };
+      return { kind: "raised", error: r.value, site: r.site, trail: r.trail };
     }
     throw err;
   }

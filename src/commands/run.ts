@@ -6,7 +6,7 @@ import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type Site, type Value, type VObject } from "../../runtime/values.ts";
+import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import pc from "picocolors";
 
 export type RunFlags = ModelFlags &
@@ -86,7 +86,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
         return EXIT.errorExport;
       }
       case "raised":
-        io.stderr.write(describeUncaught(outcome.error, outcome.site, io, color) + "\n");
+        io.stderr.write(describeUncaught(outcome.error, outcome.site, io, color, outcome.trail) + "\n");
         return EXIT.raised;
       case "interrupted":
         io.stderr.write("vvm: interrupted\n");
@@ -108,8 +108,17 @@ function describeErrorExports(failed: [string, Value][]): string {
   return `${failed.length} exports are error values: ${failed.map(([key, v]) => `'${key}' (${kind(v)})`).join(", ")}`;
 }
 
-function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean): string {
+/** The error value, where it was raised, and the way it travelled out: each function left and each map/pmap item ended. */
+function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean, trail: RaiseStep[] = []): string {
   const c = pc.createColors(color);
-  const at = site ? ` at ${displayPath(site.path, io)}:${site.span.line}:${site.span.col}` : "";
-  return `${c.red("uncaught error")}${at}:\n${JSON.stringify(toJSON(error), null, 2)}`;
+  const where = (s: Site) => `${displayPath(s.path, io)}:${s.span.line}:${s.span.col}`;
+  const at = site ? ` at ${where(site)}` : "";
+  const lines = [`${c.red("uncaught error")}${at}:`, JSON.stringify(toJSON(error), null, 2)];
+  if (trail.length > 0) {
+    lines.push("traceback, innermost first:");
+    for (const step of trail) {
+      lines.push(step.kind === "call" ? `  in ${step.fn}(), called at ${where(step.site)}` : `  in ${step.fn} item ${step.index} of ${step.count} (0-based), at ${where(step.site)}`);
+    }
+  }
+  return lines.join("\n");
 }
