@@ -38,6 +38,8 @@ export const CODES = {
   W021: "invalid agent configuration value",
   /** project addition: an agent configuration key given twice (spec/diagnostics.md) */
   W022: "repeated agent configuration key",
+  /** project addition: a permission or skill this runtime does not grant yet (spec/diagnostics.md) */
+  W023: "permission or skill not granted by this runtime",
   W030: "unused variable",
   W031: "exported value never assigned",
   /** project addition: a name nothing binds (spec/diagnostics.md) */

@@ -131,9 +131,47 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
       return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
     case "permissions":
       return permProblems(v);
+    case "max_turns":
+    case "max_tokens":
+      // keys this runtime reads (W020 still says they are not portable); the run raises on a bad value
+      return isLiteral(v) && !(v.kind === "Number" && Number.isInteger(v.value) && v.value >= 1)
+        ? [{ at: v, message: `agent '${kw.name}' should be a whole number of at least 1 (the call raises otherwise)` }]
+        : [];
     default:
       return [];
   }
+}
+
+/**
+ * W023: what an agent asks for that this runtime does not grant yet, so it never goes unnoticed: `bash` or
+ * `network` other than "deny", `execute` globs, and skills (their SKILL.md is not loaded). Only literal values
+ * are judged: `perm(...)` with literal arguments, an object literal, a skills list literal.
+ */
+export function ungrantedProblems(kw: KwArg): ValueProblem[] {
+  const v = kw.value;
+  if (kw.name === "skills") {
+    if (v.kind !== "List" || v.items.length === 0) return [];
+    const names = v.items.map(literalString).filter((x): x is string => x !== null);
+    const which = names.length > 0 ? names.map((n) => `'${n}'`).join(", ") : "these skills";
+    return [{ at: v, message: `skills are not loaded by this runtime yet: the agent gets neither the instructions of ${which} (SKILL.md) nor read access to their folders (spec/agent-calls.md §8)` }];
+  }
+  if (kw.name !== "permissions") return [];
+  let entries: { key: string; value: Expr }[];
+  if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") entries = v.kwargs.map((k) => ({ key: k.name, value: k.value }));
+  else if (v.kind === "Object") entries = v.entries.map((e) => ({ key: e.key, value: e.value }));
+  else return [];
+  const out: ValueProblem[] = [];
+  for (const { key, value } of entries) {
+    const mode = literalString(value);
+    if ((key === "bash" || key === "network") && (mode === "allow" || mode === "prompt")) {
+      const what = key === "bash" ? "no shell tool" : "no web search or web fetch tool";
+      out.push({ at: value, message: `permission ${key}="${mode}" is not granted by this runtime yet: the agent's calls get ${what} (spec/agent-calls.md §8)` });
+    }
+    if (key === "execute" && value.kind === "List" && value.items.length > 0) {
+      out.push({ at: value, message: "execute globs are not enforced by this runtime yet: the agent's calls get no tool that runs programs (spec/agent-calls.md §8)" });
+    }
+  }
+  return out;
 }
 
 /**
@@ -146,7 +184,12 @@ function permProblems(v: Expr): ValueProblem[] {
   const kwargs = new Map<string, Value | undefined>(v.kwargs.map((k) => [k.name, literalValue(k.value)]));
   if (args.includes(undefined) || [...kwargs.values()].includes(undefined)) return [];
   try {
-    perm(args as Value[], kwargs as Map<string, Value>, null, { path: "", span: v.span });
+    const granted = perm(args as Value[], kwargs as Map<string, Value>, null, { path: "", span: v.span }) as Map<string, Value>;
+    // the call layer refuses a negated glob too (runtime/tools/permissions.ts): it would allow everything else
+    for (const key of ["read", "write", "execute"]) {
+      const bad = (granted.get(key) as string[]).find((g) => g.startsWith("!"));
+      if (bad !== undefined) return [{ at: v, message: `permissions ${key}=: the glob ${JSON.stringify(bad)} is negated; permission globs list what is allowed (calls on this agent raise)` }];
+    }
     return [];
   } catch (err) {
     if (!(err instanceof VvmRaise)) throw err;
