@@ -105,6 +105,8 @@ describe("tools through the SDK", () => {
           { name: "search_files", input: { query: "TOKEN" } },
           { name: "write_file", input: { path: "docs/new.md", content: "x" } },
           { name: "edit_file", input: { path: "docs/guide.md", old: "Guide", new: "Gone" } },
+          { name: "list_files", input: { pattern: "/etc/*" } },
+          { name: "search_files", input: { query: "root", pattern: "/etc/**" } },
         ],
       },
       { type: "text", text: "I could only read the guide." },
@@ -123,9 +125,20 @@ describe("tools through the SDK", () => {
     expect(r[4]).toEqual([false, 'no line matches "TOKEN" in 1 readable file matching "**"']);
     expect(r[5]).toEqual([true, "permission denied: write_file needs the write permission, and this agent has no write globs"]);
     expect(r[6]).toEqual([true, "permission denied: edit_file needs the write permission, and this agent has no write globs"]);
+    // a pattern whose directory no read glob reaches is refused outright
+    expect(r[7]).toEqual([true, 'permission denied: reading /etc needs the read permission, and none of this agent\'s read globs ("docs/**") matches it']);
+    expect(r[8]).toEqual([true, 'permission denied: reading /etc needs the read permission, and none of this agent\'s read globs ("docs/**") matches it']);
     expect(await readFile(path.join(dir, "docs/guide.md"), "utf8")).toBe("# Guide\nStep one.\nStep two.\n");
     const events = trace.events.filter((e) => e.type === "tool");
-    expect(events.filter((e) => e.allowed === false).map((e) => e.denied).sort()).toEqual([null, "read", "read", "write", "write"]);
+    expect(events.filter((e) => e.allowed === false).map((e) => `${e.tool} ${e.denied}`).sort()).toEqual([
+      "edit_file write",
+      "list_files read",
+      "read_file null",
+      "read_file read",
+      "read_file read",
+      "search_files read",
+      "write_file write",
+    ]);
     // never file contents in the trace
     expect(JSON.stringify(trace.events)).not.toMatch(/TOKEN=abc|Step one/);
   });
