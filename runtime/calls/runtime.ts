@@ -23,8 +23,9 @@ import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/m
 import { Accounting, usageFields } from "./accounting.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
-import { parsePermissions, type Permissions } from "../tools/permissions.ts";
-import { Toolbox } from "../tools/toolbox.ts";
+import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
+// type-only: the tools (and the glob library) load when an agent first has file permissions or a reply asks for a tool
+import type { Toolbox } from "../tools/toolbox.ts";
 
 export interface RetryTuning {
   /** first backoff wait; fixed backoff waits this long every time */
@@ -101,7 +102,8 @@ export class CallRuntime implements AgentRuntime {
     const permissions = parsePermissions(cfg.get("permissions"), site);
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
-    const toolbox = await Toolbox.create(permissions, this.deps.programDir ?? path.dirname(site.path));
+    const programDir = this.deps.programDir ?? path.dirname(site.path);
+    const toolbox = grantsTools(permissions) ? await (await loadTools()).Toolbox.create(permissions, programDir) : null;
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
 
     const memoryConfig = cfg.get("memory");
@@ -128,12 +130,14 @@ export class CallRuntime implements AgentRuntime {
       agentName: agent.name,
       callName: opts.name,
       maxTokens,
-      tools: toolbox.specs,
+      tools: toolbox?.specs ?? [],
     };
     const policy = { retry: opts.retry, backoff: opts.backoff, timeoutMs: opts.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS };
     let outcome: LoopOutcome;
     try {
-      outcome = await this.toolLoop(base, policy, signal, request, toolbox, maxTurns);
+      // an agent without tools still has its tool uses answered (as refused), should a reply ask for one
+      const tools = async () => toolbox ?? (await loadTools()).Toolbox.create(NO_PERMISSIONS, programDir);
+      outcome = await this.toolLoop(base, policy, signal, request, tools, maxTurns);
     } catch (err) {
       await session?.release();
       throw err;
@@ -163,7 +167,7 @@ export class CallRuntime implements AgentRuntime {
     policy: Policy,
     signal: AbortSignal,
     request: Omit<ModelRequest, "signal">,
-    toolbox: Toolbox,
+    tools: () => Promise<Toolbox>,
     maxTurns: number,
   ): Promise<LoopOutcome> {
     const history: Turn[] = [];
@@ -186,7 +190,7 @@ export class CallRuntime implements AgentRuntime {
           `raise max_turns= on the agent or give it a smaller task`;
         return { ok: false, error: new ProviderError("rejected", message, false, null, reply.requestId), ...done };
       }
-      const results = await this.runTools({ ...base, turn }, toolbox, wanted, signal, deadline);
+      const results = await this.runTools({ ...base, turn }, await tools(), wanted, signal, deadline);
       toolUses += wanted.length;
       const after = { attempts, turns: turn, toolUses };
       if (results === "cancelled") return { ok: false, error: "cancelled", ...after };
@@ -410,6 +414,11 @@ function errorValue(err: ProviderError, attempts: number, model: string, turns =
   // a call that got as far as a tool loop says how far
   if (turns > 1) data.set("turns", turns);
   return makeError(err.kind, err.message, data);
+}
+
+let toolsModule: Promise<typeof import("../tools/toolbox.ts")> | null = null;
+function loadTools(): Promise<typeof import("../tools/toolbox.ts")> {
+  return (toolsModule ??= import("../tools/toolbox.ts"));
 }
 
 function cancelledValue(): VObject {

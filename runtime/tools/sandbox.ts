@@ -4,7 +4,7 @@
 import { promises as fs, type Dirent } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
-import { GLOB_OPTIONS, GlobSet, realish, relativeUnder } from "./permissions.ts";
+import { GLOB_OPTIONS, GlobSet, realish, relativeUnder } from "./globs.ts";
 
 /** A refusal the model is told about (so it can carry on); `permission` names what was missing. */
 export class ToolDenied extends Error {

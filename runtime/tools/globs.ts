@@ -1,0 +1,91 @@
+// Permission globs, matched on real paths (spec/agent-calls.md §8), and the path helpers the tools share.
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import picomatch from "picomatch";
+
+interface CompiledGlob {
+  written: string;
+  /** the real path of the glob's fixed prefix (symbolic links in it resolved) */
+  base: string;
+  /** null: the glob has no wildcard and names exactly `base` */
+  match: ((relative: string) => boolean) | null;
+}
+
+/** Options shared by permission globs and list_files patterns: as in a shell, `*` and `**` skip dot names. */
+export const GLOB_OPTIONS = { dot: false } as const;
+
+/**
+ * Permission globs, matched on real paths. Each glob is split into its fixed prefix and the wildcard rest
+ * (picomatch.scan); the prefix is resolved against the program's directory and through any links, and a path
+ * matches when it lies under that real prefix and its remainder matches the rest. A remainder never contains
+ * `..`, so `**\/../` tricks in a glob match nothing beyond its prefix.
+ */
+export class GlobSet {
+  private constructor(
+    readonly written: readonly string[],
+    private readonly globs: readonly CompiledGlob[],
+  ) {}
+
+  static async compile(written: readonly string[], root: string): Promise<GlobSet> {
+    const globs: CompiledGlob[] = [];
+    for (const g of written) {
+      const scan = picomatch.scan(g);
+      const fixed = scan.isGlob ? scan.base : unescapeGlob(g);
+      const base = await realish(path.resolve(root, fixed === "" ? "." : fixed));
+      globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
+    }
+    return new GlobSet(written, globs);
+  }
+
+  get empty(): boolean {
+    return this.globs.length === 0;
+  }
+
+  /** Does a real, absolute path match one of the globs? */
+  matches(real: string): boolean {
+    for (const g of this.globs) {
+      if (g.match === null) {
+        if (real === g.base) return true;
+        continue;
+      }
+      const rel = relativeUnder(g.base, real);
+      if (rel !== null && rel !== "" && g.match(rel)) return true;
+    }
+    return false;
+  }
+
+  /** Could a file under this real directory match? (walks skip directories that cannot) */
+  mayContain(dir: string): boolean {
+    return this.globs.some((g) => relativeUnder(dir, g.base) !== null || (g.match !== null && relativeUnder(g.base, dir) !== null));
+  }
+
+  describe(): string {
+    return this.written.map((g) => JSON.stringify(g)).join(", ");
+  }
+}
+
+/** `p` relative to `dir` when `p` is `dir` or inside it ("" for `dir` itself), else null. Posix paths. */
+export function relativeUnder(dir: string, p: string): string | null {
+  if (p === dir) return "";
+  const prefix = dir.endsWith("/") ? dir : dir + "/";
+  return p.startsWith(prefix) ? p.slice(prefix.length) : null;
+}
+
+/**
+ * The real path of `abs` as far as it exists: links in its existing part resolved, the missing rest appended
+ * as written. (A path that does not exist yet still has a definite real location: where it would be created.)
+ */
+export async function realish(abs: string): Promise<string> {
+  try {
+    return await fs.realpath(abs);
+  } catch {
+    const parent = path.dirname(abs);
+    if (parent === abs) return abs;
+    return path.join(await realish(parent), path.basename(abs));
+  }
+}
+
+/** A glob without wildcards may still escape characters (`a\*b`): the file name is the text without the escapes. */
+function unescapeGlob(g: string): string {
+  return g.replace(/\\(.)/g, "$1");
+}
