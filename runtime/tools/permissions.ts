@@ -57,10 +57,14 @@ function globList(key: string, v: Value, site: Site): string[] {
   return (v as string[]).filter((g) => g.trim() !== "");
 }
 
+/** Longer globs are refused (the glob library itself stops at 64 KiB). */
+const MAX_GLOB_CHARS = 4096;
+
 /** A permission glob this runtime will not interpret (the checker reports the same text as W021). */
 export function globProblem(g: string): string | null {
   if (g.startsWith("!")) return `the glob ${JSON.stringify(g)} is negated; permission globs list what is allowed, and a negation would allow everything else`;
   if (g.includes("\0")) return `the glob ${JSON.stringify(g)} contains a NUL character`;
+  if (g.length > MAX_GLOB_CHARS) return `a glob is ${g.length} characters long (at most ${MAX_GLOB_CHARS})`;
   return null;
 }
 

@@ -308,6 +308,7 @@ rules:
       [new Map<string, Value>([["read", "docs/**"]]), /permissions read= must be a list of glob strings/],
       [new Map<string, Value>([["bash", "yes"]]), /permissions bash= must be "allow", "deny" or "prompt", got "yes"/],
       [new Map<string, Value>([["write", ["!secret/**"]]]), /the glob "!secret\/\*\*" is negated/],
+      [new Map<string, Value>([["read", ["a".repeat(70_000)]]]), /permissions read=: a glob is 70000 characters long \(at most 4096\)/],
     ];
     for (const [v, message] of cases) {
       const err = await rt.call(callReq(agent("a", { permissions: v }), "t", null)).catch((x) => x);
