@@ -1,5 +1,6 @@
 // Program inputs (spec/inputs.md): `vvm run --input FILE|- --arg name=value` checked against the program's
 // `input` declarations before anything runs, and the list `vvm check` prints.
+import { printable } from "../printable.ts";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { InputDecl } from "../../grammar/ast.ts";
@@ -104,9 +105,15 @@ export function describeInputs(checked: CheckResult, file: string): string | nul
   const decls = declaredInputs(checked);
   if (decls.length === 0) return null;
   const source = checked.modules.get(checked.entry)!.source;
-  const rows = decls.map((d: InputDecl) => [d.name, d.default ? `default ${sourceText(source, d.default.span)}` : "required", d.description?.value ?? ""]);
-  const w0 = Math.max(...rows.map((r) => r[0]!.length));
-  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  // descriptions and defaults are the program's text: no control character reaches the terminal
+  const rows = decls.map((d: InputDecl) => [d.name, printable(d.default ? `default ${sourceText(source, d.default.span)}` : "required", false), printable(d.description?.value ?? "", false)]);
+  // a loop, not Math.max(...rows): a program may declare more inputs than a call takes arguments
+  let w0 = 0;
+  let w1 = 0;
+  for (const r of rows) {
+    w0 = Math.max(w0, r[0]!.length);
+    w1 = Math.max(w1, r[1]!.length);
+  }
   const lines = rows.map(([name, how, what]) => `  ${name!.padEnd(w0)}  ${what ? `${how!.padEnd(w1)}  ${what}` : how}`);
   return `inputs of ${file} (vvm run ${file} --arg name=VALUE, or --input FILE.json with these fields):\n${lines.join("\n")}\n`;
 }

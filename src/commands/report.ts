@@ -1,4 +1,5 @@
 // Printing diagnostics for `vvm check` and `vvm run`.
+import { printable, printableColumns } from "../printable.ts";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import pc from "picocolors";
@@ -39,11 +40,12 @@ function formatDiagnostic(d: Diagnostic, source: string | null, color: boolean, 
 
 function formatLocated(d: Diagnostic, source: string | null, c: ReturnType<typeof pc.createColors>, displayPath: string): string {
   const tint = d.severity === "error" ? c.red : c.yellow;
-  const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${d.message}`;
+  const head = `${c.bold(`${displayPath}:${d.span.line}:${d.span.col}:`)} ${tint(d.code)} ${printable(d.message, false)}`;
   if (source === null) return head;
   const lineText = sourceLine(source, d.span.line);
   if (lineText === null) return head;
-  const shown = lineText.replace(/\t/g, " ");
+  // a source file is untrusted text (a cloned repository): its control characters never reach the terminal
+  const shown = printableColumns(lineText.replace(/\t/g, " "));
   // Long lines (generated or minified input) are cut around the column so the caret stays readable.
   const max = 160;
   let start = 0;

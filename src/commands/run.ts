@@ -1,4 +1,5 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
+import { printable } from "../printable.ts";
 import type { ModelFlags } from "./model-layer.ts";
 import { collectInputs, type InputFlags } from "./inputs.ts";
 import { checkProgram } from "../check.ts";
@@ -103,7 +104,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
 
 /** `export 'r' is an error value (timeout)`, or `2 exports are error values: a (rejected), b (timeout)`. */
 function describeErrorExports(failed: [string, Value][]): string {
-  const kind = (v: Value) => errorKind(v as VObject) ?? "no kind";
+  // an error's kind can come from a model's reply (json()) or an input: printed escaped
+  const kind = (v: Value) => printable(errorKind(v as VObject) ?? "no kind", false);
   if (failed.length === 1) return `export '${failed[0]![0]}' is an error value (${kind(failed[0]![1])})`;
   return `${failed.length} exports are error values: ${failed.map(([key, v]) => `'${key}' (${kind(v)})`).join(", ")}`;
 }
@@ -113,11 +115,11 @@ function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boo
   const c = pc.createColors(color);
   const where = (s: Site) => `${displayPath(s.path, io)}:${s.span.line}:${s.span.col}`;
   const at = site ? ` at ${where(site)}` : "";
-  const lines = [`${c.red("uncaught error")}${at}:`, JSON.stringify(toJSON(error), null, 2)];
+  const lines = [`${c.red("uncaught error")}${at}:`, printable(JSON.stringify(toJSON(error), null, 2))];
   if (trail.length > 0) {
     lines.push("traceback, innermost first:");
     for (const step of trail) {
-      lines.push(step.kind === "call" ? `  in ${step.fn}(), called at ${where(step.site)}` : `  in ${step.fn} item ${step.index} of ${step.count} (0-based), at ${where(step.site)}`);
+      lines.push(step.kind === "call" ? `  in ${printable(step.fn, false)}(), called at ${where(step.site)}` : `  in ${step.fn} item ${step.index} of ${step.count} (0-based), at ${where(step.site)}`);
     }
   }
   return lines.join("\n");

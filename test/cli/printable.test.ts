@@ -1,0 +1,57 @@
+// Untrusted text printed for a person never carries terminal control sequences: a program's source in a
+// diagnostic, its input descriptions in `vvm check`, an error value in an uncaught raise or a failed export.
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { printable, printableColumns } from "../../src/printable.ts";
+import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
+
+const dir = useTempDir("vvm-printable-");
+const ESC = "\u001b";
+const OSC_TITLE = `${ESC}]0;PWNED${"\u0007"}`;
+const ERASE = `${ESC}[2K`;
+/** Any C0 control but tab and newline, DEL, C1, or a bidi control. */
+// eslint-disable-next-line no-control-regex -- what the test looks for
+const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+describe("printable", () => {
+  it("escapes controls, keeps newlines (or not) and keeps ordinary text", () => {
+    expect(printable(`a${OSC_TITLE}b\nc\td`)).toBe("a\\u001b]0;PWNED\\u0007b\nc\td");
+    expect(printable("a\nb", false)).toBe("a\\u000ab");
+    expect(printable(`x\u009b31m \u202eevil`)).toBe("x\\u009b31m \\u202eevil");
+    expect(printable("naïve café — 東京 🙂")).toBe("naïve café — 東京 🙂");
+    expect(printableColumns(`ab${ESC}c`)).toBe("ab?c");
+  });
+});
+
+describe("through the CLI", () => {
+  it("a diagnostic shows a hostile source line without its controls, the caret still under the mistake", async () => {
+    const file = path.join(dir, "bad.vvm");
+    await writeFile(file, `x = "${OSC_TITLE}${ERASE}" +\n`);
+    const r = await runCli(["check", "bad.vvm"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(RAW);
+    expect(r.stderr).toContain(`x = "?]0;PWNED??[2K" +`);
+  });
+
+  it("vvm check lists inputs with their descriptions escaped", async () => {
+    await writeFile(path.join(dir, "in.vvm"), `input ticket: "The ticket${"\\u001b"}]0;T${"\\u0007"}"\nexport ticket\n`);
+    const r = await runCli(["check", "in.vvm"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW);
+    expect(r.stdout).toContain("The ticket\\u001b]0;T\\u0007");
+  });
+
+  it("an uncaught raise and a failed export print their error values escaped", async () => {
+    await writeFile(path.join(dir, "raise.vvm"), `raise "boom${"\\u001b"}[2K"\n`);
+    const raised = await runCli(["run", "raise.vvm", "--provider", "sim"], { cwd: dir });
+    expect(raised.code).toBe(1);
+    expect(raised.stderr).not.toMatch(RAW);
+    await writeFile(path.join(dir, "export.vvm"), `r = json("{\\"error\\": {\\"kind\\": \\"k${"\\u009b"}31m\\", \\"message\\": \\"m\\"}}")\nexport r\n`);
+    const exported = await runCli(["run", "export.vvm", "--provider", "sim"], { cwd: dir });
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).not.toMatch(RAW);
+    expect(exported.stderr).toContain("(k\\u009b31m)");
+  });
+});
