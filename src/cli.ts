@@ -9,6 +9,8 @@ import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
 import type { LogFlags } from "./commands/memory-log.ts";
 import type { ShowFlags } from "./commands/memory-show.ts";
 import type { SearchFlags } from "./commands/memory-search.ts";
+import type { RestoreFlags } from "./commands/memory-restore.ts";
+import type { ForgetFlags } from "./commands/memory-forget.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -109,8 +111,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       exitCode = await runCommand(file, flags, io);
     });
 
-  // `vvm memory …`: look after agent memory. Reading commands only; each loads its own module on demand.
-  const memory = program.command("memory").description("look after agent memory: list, show, log, search, history and diff");
+  // `vvm memory …`: look after agent memory. Each command loads its own module on demand.
+  const memory = program.command("memory").description("look after agent memory: list, show, log, search, history, diff, restore and forget");
   const where = (c: Command) =>
     c
       .addOption(new Option("--scope <scope>", "the memory's scope, as the program gives it").choices(["project", "user", "path"]).default("project"))
@@ -133,7 +135,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     });
   where(memory.command("log").description("ledger entries, newest last: [seq] kind  time  agent@program:line  summary"))
     .argument("<key>", "the memory's key, as the program writes it")
-    .option("--kind <kinds>", "only these kinds, separated by commas (patch, rejected, external_edit, repair)")
+    .option("--kind <kinds>", "only these kinds, separated by commas (patch, rejected, external_edit, repair, restore, forget)")
     .option("--last <n>", "only the newest N entries (read from the end of the ledger)", positiveInt)
     .option("--since <when>", "only entries since a duration ago (30m, 2h, 3d) or an ISO 8601 time")
     .option("--agent <name>", "only entries written by calls of this agent", nonBlank)
@@ -162,6 +164,28 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (key: string, a: string, b: string | undefined, flags: MemoryFlags) => {
       const { memoryDiff } = await import("./commands/memory-history.ts");
       exitCode = await memoryDiff(key, a, b, flags, io);
+    });
+  // the commands that write take the memory's lock, as a call does
+  const writes = (c: Command) =>
+    where(c).addOption(
+      new Option("--lock-timeout <duration>", "longest wait for the memory's lock; a bare number is seconds").argParser(duration).default(60_000, "60s"),
+    );
+  writes(memory.command("restore").description("make the digest as it was after entry SEQ current again, as a new ledger entry"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .argument("<seq>", "an entry's sequence number (vvm memory history lists the versions)")
+    .option("--force", "restore even while digest.md is read_only (front matter)")
+    .action(async (key: string, seq: string, flags: RestoreFlags) => {
+      const { memoryRestore } = await import("./commands/memory-restore.ts");
+      exitCode = await memoryRestore(key, seq, flags, io);
+    });
+  writes(memory.command("forget").description("never recall or find retained facts again; --purge also removes their text from the ledger"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .option("--fact <seq[:index]>", "every fact of entry SEQ, or its fact INDEX (from 0); repeatable", (v: string, prev: string[]) => [...prev, v], [])
+    .option("--match <text>", "every retained fact that contains TEXT (case does not matter)")
+    .option("--purge", "also rewrite the ledger without the text (facts and past digests), for data that must really be gone")
+    .action(async (key: string, flags: ForgetFlags) => {
+      const { memoryForget } = await import("./commands/memory-forget.ts");
+      exitCode = await memoryForget(key, flags, io);
     });
 
   try {

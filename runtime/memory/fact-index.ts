@@ -2,13 +2,15 @@
 // most of a ledger's bytes, so recall never reads past them. It is derived and never authoritative:
 // each use checks it against the ledger (the last line it covers must still be there, byte for
 // byte), extends it with lines appended since, and rebuilds it from the ledger when it is missing,
-// unreadable or no longer matches. Deleting it loses nothing. spec/memory.md §3 "Recall".
+// unreadable or no longer matches. Deleting it loses nothing. A `forget` entry removes the facts it names
+// (they are never recalled again). spec/memory.md §3 "Recall".
 import { createHash } from "node:crypto";
 import type { MemoryFs } from "./fsio.ts";
-import { ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
+import { forgottenBy, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
 import { FactSearch, type Fact } from "./recall.ts";
 
-const INDEX_VERSION = 1;
+/** 2: batches carry the facts their range's `forget` entries remove (an index of version 1 knew no forgetting, so it is rebuilt). */
+const INDEX_VERSION = 2;
 
 /** Where an index stands against its ledger. */
 interface Covered {
@@ -28,6 +30,8 @@ interface Batch extends Covered {
   v: number;
   start: number;
   facts: [number, number, string, string][];
+  /** [seq, index] of the facts the range's `forget` entries remove (facts of this batch or of earlier ones) */
+  forget: [number, number][];
 }
 
 /** An index as one process holds it between calls (by index file). */
@@ -63,7 +67,10 @@ export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
     rebuilt = true;
   }
   const batch = await readLedger(o, idx.covered);
-  if (batch !== null) idx.search.add(batch.facts.map(([seq, i, ts, text]) => ({ seq, i, ts, text })));
+  if (batch !== null) {
+    idx.search.add(batch.facts.map(([seq, i, ts, text]) => ({ seq, i, ts, text })));
+    idx.search.remove(batch.forget.map(([seq, index]) => ({ seq, index })));
+  }
   if (batch !== null) idx.covered = { ino: batch.ino, end: batch.end, lastStart: batch.lastStart, lastHash: batch.lastHash, seq: batch.seq };
   // written whole when rebuilt, absent or torn; else the new lines' facts are appended
   if (o.persist && (rebuilt || batch !== null || idx.file === null)) idx.file = await write(o, idx, rebuilt ? null : batch);
@@ -110,6 +117,7 @@ function parseIndex(raw: Buffer): { covered: Covered; search: FactSearch; torn: 
   const end = text.lastIndexOf("\n");
   let covered = EMPTY;
   const facts: Fact[] = [];
+  const forget: { seq: number; index: number }[] = [];
   for (const line of end < 0 ? [] : text.slice(0, end).split("\n")) {
     let b: Batch;
     try {
@@ -119,10 +127,13 @@ function parseIndex(raw: Buffer): { covered: Covered; search: FactSearch; torn: 
     }
     if (!isBatch(b) || b.start !== covered.end || b.end < b.start) return null;
     for (const [seq, i, ts, t] of b.facts) facts.push({ seq, i, ts, text: t });
+    for (const [seq, index] of b.forget) forget.push({ seq, index });
     covered = { ino: b.ino, end: b.end, lastStart: b.lastStart, lastHash: b.lastHash, seq: b.seq };
   }
   const search = new FactSearch();
   search.add(facts);
+  // a forget names only facts retained before it, so applying every one after adding every fact is the same
+  search.remove(forget);
   return { covered, search, torn: end !== text.length - 1 };
 }
 
@@ -139,7 +150,9 @@ function isBatch(b: unknown): b is Batch {
     typeof x.lastHash === "string" &&
     (x.seq === null || nat(x.seq)) &&
     Array.isArray(x.facts) &&
-    x.facts.every((f) => Array.isArray(f) && f.length === 4 && nat(f[0]) && nat(f[1]) && typeof f[2] === "string" && typeof f[3] === "string")
+    x.facts.every((f) => Array.isArray(f) && f.length === 4 && nat(f[0]) && nat(f[1]) && typeof f[2] === "string" && typeof f[3] === "string") &&
+    Array.isArray(x.forget) &&
+    x.forget.every((f) => Array.isArray(f) && f.length === 2 && nat(f[0]) && nat(f[1]))
   );
 }
 
@@ -167,7 +180,7 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
   const h = await o.fs.openRead(o.ledger);
   if (h === null) return null;
   try {
-    const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [] };
+    const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [], forget: [] };
     const check = new SequenceCheck(from.seq);
     for await (const lines of new ForwardLines(h, MAX_ENTRY_BYTES, from.end)) {
       for (const line of lines) {
@@ -181,6 +194,7 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
         e.retain.forEach((t, i) => {
           if (typeof t === "string") batch.facts.push([e.seq, i, typeof e.ts === "string" ? e.ts : "", t]);
         });
+        for (const r of forgottenBy(e)) batch.forget.push([r.seq, r.index]);
       }
     }
     return batch.end > from.end ? batch : null;
@@ -202,7 +216,8 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
       const id = await o.fs.identity(o.index);
       return id === null ? null : { ino: id.ino, size: idx.file.size + line.length };
     }
-    const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.facts.map((f) => [f.seq, f.i, f.ts, f.text]) };
+    // forgotten facts are left out: a whole index holds only what is retained
+    const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.live().map((f) => [f.seq, f.i, f.ts, f.text]), forget: [] };
     const data = JSON.stringify(whole) + "\n";
     const ino = await o.fs.writeAtomic(o.index, data);
     return { ino, size: Buffer.byteLength(data) };
@@ -211,3 +226,4 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
     return null;
   }
 }
+

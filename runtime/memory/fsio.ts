@@ -62,10 +62,13 @@ export interface MemoryFs {
    */
   replaceTail(file: string, at: number, data: Buffer): Promise<void>;
   /**
-   * Temporary file + fsync + rename: the target is wholly old or wholly new. `beforeRename` runs after
-   * the temporary file is complete and may throw to abandon the write. Resolves to the new file's inode.
+   * Temporary file + fsync + rename: the target is wholly old or wholly new. `data` may be a stream of
+   * chunks (a rewritten ledger is never held whole); an error while it is read abandons the write.
+   * `beforeRename` runs after the temporary file is complete and may throw to abandon the write.
+   * `syncDir` fsyncs the directory after the rename, so the new file survives a power loss (a purge must
+   * not come back). Resolves to the new file's inode.
    */
-  writeAtomic(file: string, data: string | Buffer, beforeRename?: () => Promise<void>): Promise<number>;
+  writeAtomic(file: string, data: string | Buffer | AsyncIterable<Buffer>, beforeRename?: () => Promise<void>, opts?: { syncDir?: boolean }): Promise<number>;
   /**
    * Write `data` over the file in place (created if absent) with one write and no fsync, padded with
    * spaces to the file's present length, so the file never shrinks and a killed process cannot leave a
@@ -264,14 +267,16 @@ export const nodeFs: MemoryFs = {
         closeSync(fd);
       }
     }),
-  async writeAtomic(file, data, beforeRename) {
+  async writeAtomic(file, data, beforeRename, opts) {
     const tmp = tempName(file);
     // O_EXCL: the name is new, so it is a fresh file of ours and never a link someone planted
     const fd = await retryingFds(() => openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644));
     let ino: number;
     try {
       try {
-        writeAll(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data, null);
+        if (typeof data === "string") writeAll(fd, Buffer.from(data, "utf8"), null);
+        else if (Buffer.isBuffer(data)) writeAll(fd, data, null);
+        else for await (const chunk of data) writeAll(fd, chunk, null);
         await fsyncAsync(fd);
         ino = fstatSync(fd).ino;
       } finally {
@@ -296,6 +301,7 @@ export const nodeFs: MemoryFs = {
       }
       throw err;
     }
+    if (opts?.syncDir) await syncDir(path.dirname(file));
     return ino;
   },
   async mkdirp(dir) {

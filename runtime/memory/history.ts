@@ -3,7 +3,7 @@
 // wants the newest entries reads the ledger backwards from its end and stops as soon as it has them;
 // the others read it front to back in chunks, never holding it whole. spec/memory.md §13.
 import type { MemoryFs } from "./fsio.ts";
-import { BackwardLines, forEachLine, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type EntryKind, type LedgerEntry } from "./ledger.ts";
+import { BackwardLines, callProvenance, forEachLine, forgottenBy, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type EntryKind, type LedgerEntry } from "./ledger.ts";
 import { EMPTY_HASH } from "./state.ts";
 import { FactSearch } from "./recall.ts";
 
@@ -35,7 +35,7 @@ export interface Log {
 
 function matches(e: LedgerEntry, q: LogQuery): boolean {
   if (q.kinds !== undefined && !q.kinds.includes(e.kind)) return false;
-  if (q.agent !== undefined && e.provenance?.agent !== q.agent) return false;
+  if (q.agent !== undefined && callProvenance(e.provenance)?.agent !== q.agent) return false;
   if (q.since !== undefined && !(Date.parse(e.ts) >= q.since)) return false;
   return true;
 }
@@ -122,8 +122,10 @@ export interface DigestVersion {
   seq: number;
   ts: string;
   kind: EntryKind;
-  /** the agent that wrote it, null for a person's edit (an external_edit) */
+  /** the agent's call or the `vvm memory` command that wrote it, null for a person's edit (an external_edit) */
   agent: LedgerEntry["provenance"];
+  /** a `restore`: the entry whose digest it made current again */
+  restoredFrom: number | null;
   /** SHA-256 of digest.md with this version */
   hash: string;
   /** the body's length in characters, null when the ledger does not hold it */
@@ -164,7 +166,7 @@ export async function digestVersions(fs: MemoryFs, file: string, want: readonly 
   const read = await eachEntry(fs, file, (e) => {
     if (last === 0 && e.digest_before === EMPTY_HASH) {
       // the memory began with no digest: version 0 is the empty one
-      const empty: DigestVersion = { seq: 0, ts: e.ts, kind: e.kind, agent: null, hash: EMPTY_HASH, chars: 0, reason: null };
+      const empty: DigestVersion = { seq: 0, ts: e.ts, kind: e.kind, agent: null, restoredFrom: null, hash: EMPTY_HASH, chars: 0, reason: null };
       versions.push(empty);
       current = { version: empty, body: "" };
     }
@@ -177,6 +179,7 @@ export async function digestVersions(fs: MemoryFs, file: string, want: readonly 
       ts: e.ts,
       kind: e.kind,
       agent: e.kind === "external_edit" ? null : e.provenance,
+      restoredFrom: e.kind === "restore" && Number.isSafeInteger(e.restored_from) ? (e.restored_from as number) : null,
       hash: e.digest_after,
       chars: body === null ? null : body.length,
       reason: e.reason ?? null,
@@ -214,15 +217,18 @@ export interface Found {
 
 /**
  * Retained facts and every line any version of the digest held, ranked by relevance to `query` with the
- * ranking recall uses (BM25 over words, `@Entity` names weighing double; recall.ts). The ledger is read
- * once, front to back in chunks: past digests are only there.
+ * ranking recall uses (BM25 over words, `@Entity` names weighing double; recall.ts). Facts a `forget` entry
+ * names are left out, as recall leaves them out. The ledger is read once, front to back in chunks: past
+ * digests are only there.
  */
 export async function searchLedger(fs: MemoryFs, file: string, query: string, limit: number): Promise<Found | null> {
-  const docs: Hit[] = [];
+  let docs: Hit[] = [];
   // each distinct digest line, by its text: the hit it is, while it is in the digest
   const live = new Map<string, Extract<Hit, { kind: "digest" }>>();
   let digestLines = 0;
+  const forgotten = new Set<string>();
   const read = await eachEntry(fs, file, (e) => {
+    for (const r of forgottenBy(e)) forgotten.add(`${r.seq}:${r.index}`);
     e.retain.forEach((text, index) => {
       if (typeof text === "string") docs.push({ kind: "fact", seq: e.seq, index, ts: e.ts, text });
     });
@@ -242,6 +248,7 @@ export async function searchLedger(fs: MemoryFs, file: string, query: string, li
     }
   });
   if (read === null) return null;
+  if (forgotten.size > 0) docs = docs.filter((d) => d.kind !== "fact" || !forgotten.has(`${d.seq}:${d.index}`));
   const search = new FactSearch();
   search.add(docs.map((d) => ({ seq: d.seq, i: d.kind === "fact" ? d.index : -1, ts: d.ts, text: d.text })));
   const hits = search.search(query).slice(0, limit).map((k) => docs[k]);

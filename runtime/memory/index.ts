@@ -7,7 +7,7 @@ import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
-import type { TailCache } from "./ledger.ts";
+import type { TailCache, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
 import { preloadSecretRules } from "./secrets.ts";
@@ -33,7 +33,7 @@ export interface MemoryStoreOptions {
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
 
-const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
+export const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
 
 /** "held by pid 123 on host since 12:03:01", as far as the lock file says. */
 function heldBy(h: Holder | null): string {
@@ -42,19 +42,18 @@ function heldBy(h: Holder | null): string {
   return `held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${since}`;
 }
 
-export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
-  const fs = opts.fs ?? nodeFs;
-  const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
+/** What the sessions of one store (or one `vvm memory` command) share. */
+export function storeShared(fs: MemoryFs, budgetTokens: number, warn: (message: string) => void, showPath: (file: string) => string = String): StoreShared {
   const reported = new Set<string>();
   const shared: StoreShared = {
     fs,
-    retainChars: budgetChars(opts.budgetTokens),
+    retainChars: budgetChars(budgetTokens),
     tails: new Map<string, TailCache>(),
     facts: new Map<string, FactIndex>(),
     sessions: new Set<Session>(),
     warn(loc, prov, message) {
-      const where = prov ? `${(opts.showPath ?? String)(prov.site.path)}:${prov.site.span.line}: ` : "";
-      opts.warn(`${where}${label(loc)}: ${message}`);
+      const where = prov ? `${showPath(prov.site.path)}:${prov.site.span.line}: ` : "";
+      warn(`${where}${label(loc)}: ${message}`);
     },
     warnOnce(loc, what, message) {
       const id = `${loc.dir}\0${what}`;
@@ -63,6 +62,55 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       shared.warn(loc, null, message);
     },
   };
+  return shared;
+}
+
+export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked" | "rejected"; message: string };
+
+/**
+ * Take the lock of an existing directory (`realDir`: its checked real path) and load a session on it:
+ * the recovery of §7 and the Memory Context. Used by calls in `continue` and `dry_run` and by the
+ * `vvm memory` commands that write (maintain.ts), so all of them wait for and recover a memory alike.
+ */
+export async function openLocked(
+  shared: StoreShared,
+  loc: MemoryLocation,
+  realDir: string,
+  actor: MemoryProvenance | ToolProvenance,
+  o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string },
+): Promise<Opened> {
+  const call = "tool" in actor ? null : actor;
+  const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, (holder) => shared.warn(loc, call, `waiting for the memory lock (${heldBy(holder)})`));
+  if (!got.ok) {
+    switch (got.reason) {
+      case "timeout":
+        return { ok: false, kind: "locked", message: `${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)` };
+      case "aborted":
+        return { ok: false, kind: "locked", message: `${label(loc)}: interrupted while waiting for its lock` };
+      case "error":
+        return { ok: false, kind: "rejected", message: `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})` };
+      default: {
+        const never: never = got;
+        return never;
+      }
+    }
+  }
+  const session = new Session(shared, loc, actor, got.lock, realDir, o.query);
+  try {
+    await session.load();
+  } catch (err) {
+    await got.lock.release();
+    if (err instanceof Refused) return { ok: false, kind: "rejected", message: `${label(loc)}: ${err.message}` };
+    return { ok: false, kind: "rejected", message: `${label(loc)}: cannot load memory (${code(err)})` };
+  }
+  shared.sessions.add(session);
+  return { ok: true, session };
+}
+
+export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
+  const fs = opts.fs ?? nodeFs;
+  const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
+  const shared = storeShared(fs, opts.budgetTokens, opts.warn, opts.showPath);
 
   const fresh = (): MemorySession => ({
     context: null,
@@ -97,31 +145,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
         return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
       }
-      const got = await acquire(loc.dir, opts.lockTimeoutMs, staleMs, signal, (holder) => shared.warn(loc, prov, `waiting for the memory lock (${heldBy(holder)})`));
-      if (!got.ok) {
-        switch (got.reason) {
-          case "timeout":
-            return makeError("locked", `${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${opts.lockTimeoutMs} ms (--lock-timeout)`);
-          case "aborted":
-            return makeError("locked", `${label(loc)}: interrupted while waiting for its lock`);
-          case "error":
-            return makeError("rejected", `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`);
-          default: {
-            const never: never = got;
-            return never;
-          }
-        }
-      }
-      const session = new Session(shared, loc, prov, got.lock, realDir, query);
-      try {
-        await session.load();
-      } catch (err) {
-        await got.lock.release();
-        if (err instanceof Refused) return makeError("rejected", `${label(loc)}: ${err.message}`);
-        return makeError("rejected", `${label(loc)}: cannot load memory (${code(err)})`);
-      }
-      shared.sessions.add(session);
-      return session;
+      if (realDir === null) return makeError("rejected", `${label(loc)}: the memory directory was removed before it could be locked`);
+      const opened = await openLocked(shared, loc, realDir, prov, { lockTimeoutMs: opts.lockTimeoutMs, staleMs, signal, query });
+      return opened.ok ? opened.session : makeError(opened.kind, opened.message);
     },
     async close() {
       for (const s of [...shared.sessions]) await s.release();

@@ -14,10 +14,16 @@ export const MAX_SEQ = Number.MAX_SAFE_INTEGER - 1;
  */
 const MAX_SEQ_STEP = 1_000_000;
 
-export const ENTRY_KINDS = ["patch", "rejected", "external_edit", "repair"] as const;
+/**
+ * Kinds this release writes. A reader meets any string: an entry of a kind it does not know (written by a
+ * later release) is read like any other (its seq numbers the next entry, its hashes say what digest.md
+ * should be) and contributes no facts unless its `retain` holds strings.
+ */
+export const ENTRY_KINDS = ["patch", "rejected", "external_edit", "repair", "restore", "forget"] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-export interface Provenance {
+/** Who wrote an entry: an agent's call… */
+export interface CallProvenance {
   program: string;
   line: number;
   agent: string;
@@ -25,13 +31,47 @@ export interface Provenance {
   mode: MemoryMode;
 }
 
+/** …or a person through a `vvm memory` command (`tool` is "vvm memory restore", …). */
+export interface ToolProvenance {
+  tool: string;
+  /** the user name the command ran as, when known */
+  user: string | null;
+}
+
+export type Provenance = CallProvenance | ToolProvenance;
+
+/** The provenance of an agent's call, or null (a tool, a person's edit, nothing recorded, or junk). */
+export function callProvenance(p: unknown): CallProvenance | null {
+  return typeof p === "object" && p !== null && typeof (p as CallProvenance).agent === "string" ? (p as CallProvenance) : null;
+}
+
+/** The provenance of a `vvm memory` command, or null. */
+export function toolProvenance(p: unknown): ToolProvenance | null {
+  return typeof p === "object" && p !== null && typeof (p as ToolProvenance).tool === "string" ? (p as ToolProvenance) : null;
+}
+
+/** One fact a `forget` entry names: the entry that retained it and its place in that entry's `retain`. */
+export interface FactRef {
+  seq: number;
+  index: number;
+}
+
+/**
+ * What a purge leaves in `retain` in place of a fact: the SHA-256 of the text removed. Not a string, so
+ * every reader (this release's and earlier ones) skips it as a fact, and the other facts keep their places.
+ */
+export interface Tombstone {
+  purged: string;
+}
+
 export interface LedgerEntry {
   v: number;
   ts: string;
   seq: number;
   kind: EntryKind;
-  /** the new digest body, when this entry changed it */
+  /** the new digest body, when this entry changed it (`patch`, `external_edit`, `restore`) */
   digest?: string;
+  /** retained facts; a purged one is a Tombstone (readers take only the strings) */
   retain: string[];
   /** why (rejected, repair, notes on a partly refused patch); never contains patch text */
   reason?: string;
@@ -39,6 +79,21 @@ export interface LedgerEntry {
   digest_before: string;
   digest_after: string;
   provenance: Provenance | null;
+  /** `restore`: the entry whose digest was made current again (0: the empty digest a memory begins with) */
+  restored_from?: number;
+  /** `forget`: the facts removed from recall and search */
+  forgotten?: FactRef[];
+  /** `forget`: true when the ledger was also rewritten to remove their text (--purge) */
+  purge?: boolean;
+  /** set on an entry a purge rewrote: the seq of that purge's `forget` entry */
+  purged_by?: number;
+}
+
+/** The facts a `forget` entry names (well-formed ones only: the entry is data from disk). */
+export function forgottenBy(e: LedgerEntry): FactRef[] {
+  if (e.kind !== "forget" || !Array.isArray(e.forgotten)) return [];
+  const nat = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return e.forgotten.filter((r): r is FactRef => typeof r === "object" && r !== null && nat(r.seq) && nat(r.index));
 }
 
 /** Chunk size for backward reads. */

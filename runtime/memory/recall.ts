@@ -79,7 +79,10 @@ const WORD_BREAK = /[^\p{L}\p{N}_]+/u;
  * it almost no weight) and would make every search score every fact.
  */
 export class FactSearch {
+  /** every fact added, oldest first; those forgotten since stay in place (see `removed`) so positions never move */
   readonly facts: Fact[] = [];
+  /** positions of the facts a `forget` entry removed: never searched, recalled or counted */
+  readonly removed = new Set<number>();
   private readonly weights: number[] = [];
   /** in how many facts each term occurs */
   private readonly df = new Map<string, number>();
@@ -88,7 +91,42 @@ export class FactSearch {
     tokenize: (text) => text.split(WORD_BREAK),
     processTerm: term,
     searchOptions: { combineWith: "OR", boostDocument: (id) => this.weights[id as number] ?? 1 },
+    // forgetting is rare: discarded facts are left out of results at once, and the index is never compacted behind our back
+    autoVacuum: false,
   });
+
+  /** How many facts are retained (added and not forgotten). */
+  get size(): number {
+    return this.facts.length - this.removed.size;
+  }
+
+  /** The facts retained, oldest first. */
+  live(): Fact[] {
+    return this.removed.size === 0 ? this.facts : this.facts.filter((_, k) => !this.removed.has(k));
+  }
+
+  /**
+   * Forget facts by the entry that retained them and their place in its `retain` (a `forget` entry's
+   * list). Facts not here, or forgotten already, are passed over. Resolves to how many were removed.
+   */
+  remove(refs: readonly { seq: number; index: number }[]): number {
+    if (refs.length === 0) return 0;
+    const wanted = new Set(refs.map((r) => `${r.seq}:${r.index}`));
+    let n = 0;
+    // forgetting is rare and names few facts: one pass, no lookup table kept for every fact
+    this.facts.forEach((f, k) => {
+      if (this.removed.has(k) || !wanted.has(`${f.seq}:${f.i}`)) return;
+      this.removed.add(k);
+      this.index.discard(k);
+      for (const t of terms(parts(f).text)) {
+        const left = (this.df.get(t) ?? 1) - 1;
+        if (left > 0) this.df.set(t, left);
+        else this.df.delete(t);
+      }
+      n++;
+    });
+    return n;
+  }
 
   add(facts: Fact[]): void {
     const docs: Doc[] = [];
@@ -105,7 +143,7 @@ export class FactSearch {
   /** Positions of the facts most relevant to `text`, best first. */
   search(text: string): number[] {
     const entities = new Set([...text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()));
-    const common = Math.max(MIN_COMMON, this.facts.length * COMMON_SHARE);
+    const common = Math.max(MIN_COMMON, this.size * COMMON_SHARE);
     const all = terms(text)
       .slice(0, MAX_QUERY_TERMS)
       .filter((t) => (this.df.get(t) ?? 0) > 0);
@@ -159,8 +197,13 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
     return true;
   };
   const recentBudget = mode === "recent" ? budgetChars : Math.floor(budgetChars * recentShare);
+  const { removed } = search;
   let k = facts.length - 1;
-  for (; k >= 0 && used + cost(facts[k]) <= recentBudget; k--) take(k);
+  for (; k >= 0; k--) {
+    if (removed.has(k)) continue;
+    if (used + cost(facts[k]) > recentBudget) break;
+    take(k);
+  }
   if (mode === "relevant" && k >= 0) {
     const hits = search.search(query);
     const shapes = new Map<number, ReturnType<typeof shape>>();
@@ -176,8 +219,8 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
       take(h);
     }
     // budget that relevance left unused (few or no hits) goes on with the newest facts
-    for (; k >= 0; k--) if (!take(k)) break;
+    for (; k >= 0; k--) if (!removed.has(k) && !take(k)) break;
   }
   const shown = [...chosen].sort((a, b) => a - b).map((k) => facts[k]);
-  return { shown, hidden: facts.length - shown.length };
+  return { shown, hidden: search.size - shown.length };
 }

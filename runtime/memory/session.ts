@@ -1,13 +1,13 @@
 // One call's hold on a memory: the transaction. Under the lock the store took, a session recovers what a
 // crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
 // applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
-import type { FactIndex } from "./fact-index.ts";
+import { syncFacts, type FactIndex, type SyncOptions } from "./fact-index.ts";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { BindingError, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
-import { LEDGER_VERSION, MAX_SEQ, scanTail, serializeEntry, wholeTail, type LedgerEntry, type Provenance, type TailCache } from "./ledger.ts";
+import { ForwardLines, LEDGER_VERSION, MAX_ENTRY_BYTES, MAX_SEQ, scanTail, serializeEntry, wholeTail, type FactRef, type LedgerEntry, type Provenance, type TailCache, type ToolProvenance } from "./ledger.ts";
 import type { HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
 import { memoryContext } from "./prompt.ts";
@@ -65,6 +65,16 @@ class Abandoned extends Error {
   }
 }
 
+/** How a valid patch is recorded: an agent's patch, or `vvm memory restore` putting an earlier digest back. */
+export type Change = { kind: "patch" } | { kind: "restore"; restoredFrom: number; force: boolean };
+
+/** What became of a change: whether its digest was put in place, the entry that records it (null: none), and notes on refused parts. */
+export interface Outcome {
+  applied: boolean;
+  seq: number | null;
+  notes: string[];
+}
+
 /** digest.md as a commit last read it: the open file (null: there was none) and the hash of its content. */
 interface Watch {
   handle: ReadHandle | null;
@@ -93,12 +103,14 @@ export class Session implements MemorySession {
 
   /**
    * A session on a memory; `lock` is held (null only for a dry_run on a memory that does not exist yet)
-   * and `realDir` is the directory's real path when the store checked it.
+   * and `realDir` is the directory's real path when the store checked it. `actor` is the agent's call, or
+   * the `vvm memory` command (a tool) that holds the memory: a tool's session writes as a `continue` call
+   * does, with the command as the provenance of every entry it writes (maintain.ts).
    */
   constructor(
-    private readonly shared: StoreShared,
-    private readonly loc: MemoryLocation,
-    private readonly prov: MemoryProvenance,
+    readonly shared: StoreShared,
+    readonly loc: MemoryLocation,
+    private readonly actor: MemoryProvenance | ToolProvenance,
     private readonly lock: HeldLock | null,
     private readonly realDir: string | null,
     /** the call's task and input, for relevance recall */
@@ -114,7 +126,12 @@ export class Session implements MemorySession {
   }
 
   private get mode(): MemoryMode {
-    return this.prov.mode;
+    return "tool" in this.actor ? "continue" : this.actor.mode;
+  }
+
+  /** The call's provenance, null for a tool (warnings then carry no program and line). */
+  private get call(): MemoryProvenance | null {
+    return "tool" in this.actor ? null : this.actor;
   }
 
   /** Read everything the call needs and build the Memory Context; in `continue`, first repair what a crash or a hand edit left behind. */
@@ -159,19 +176,21 @@ export class Session implements MemorySession {
       await this.recover(scan.size, scan.tornBytes, scan.last);
       await this.settleReplaced(replaced);
     }
-    const facts = await recalledFacts({
-      fs,
-      ledger: files.ledger,
-      index: files.recall,
-      ledgerSize: this.ledgerSize,
-      settings: this.parsed.settings,
-      query: this.query,
-      budgetChars: this.shared.retainChars,
-      cache: this.shared.facts,
-      persist: writing,
-      warn: (m) => this.shared.warnOnce(this.loc, `recall:${m}`, m),
-    });
+    const facts = await recalledFacts({ ...this.recallSync(writing), settings: this.parsed.settings, query: this.query, budgetChars: this.shared.retainChars });
     this.context = memoryContext(this.loc, this.parsed, facts, this.mode);
+  }
+
+  /** How this session brings the recall index up to date (written to recall.jsonl when `persist`). */
+  private recallSync(persist: boolean): SyncOptions {
+    return {
+      fs: this.fs,
+      ledger: this.files.ledger,
+      index: this.files.recall,
+      ledgerSize: this.ledgerSize,
+      cache: this.shared.facts,
+      persist,
+      warn: (m) => this.shared.warnOnce(this.loc, `recall:${m}`, m),
+    };
   }
 
   async complete(replyText: string): Promise<string> {
@@ -200,11 +219,12 @@ export class Session implements MemorySession {
   }
 
   private warn(message: string) {
-    this.shared.warn(this.loc, this.prov, message);
+    this.shared.warn(this.loc, this.call, message);
   }
 
   private provenance(): Provenance {
-    const p = this.prov;
+    if ("tool" in this.actor) return { tool: this.actor.tool, user: this.actor.user };
+    const p = this.actor;
     return { program: p.site.path, line: p.site.span.line, agent: p.agentName, model: p.model, mode: p.mode };
   }
 
@@ -459,8 +479,9 @@ export class Session implements MemorySession {
       key: this.loc.key,
       scope: this.loc.scope,
       created_at: this.meta?.created_at ?? now,
-      last_used_at: now,
-      last_mode: this.mode,
+      // a `vvm memory` command looks after a memory; it does not use it
+      last_used_at: this.call === null ? (this.meta?.last_used_at ?? now) : now,
+      last_mode: this.call === null ? (this.meta?.last_mode ?? this.mode) : this.mode,
       digest_sha256: this.hash,
       generation: (this.meta?.generation ?? 0) + 1,
       last_seq: this.seq,
@@ -475,8 +496,8 @@ export class Session implements MemorySession {
     }
   }
 
-  private async reject(reason: string) {
-    this.warn(`patch rejected, memory unchanged: ${reason}`);
+  private async reject(reason: string, what: Change["kind"] = "patch") {
+    this.warn(`${what === "restore" ? "restore refused" : "patch rejected"}, memory unchanged: ${reason}`);
     await this.guard();
     await this.append(this.entry("rejected", { reason, provenance: this.provenance() }));
     await this.writeMeta();
@@ -558,20 +579,26 @@ export class Session implements MemorySession {
     const patch = verdict.patch;
     const found = await scanSecrets(patch.digest, patch.retain);
     if (found.length > 0) return this.reject(`likely secret found: ${describeFindings(found)}`);
+    await this.applyPatch(patch, { kind: "patch" });
+  }
+
+  /** Apply a valid, scanned patch (or a restore) with its guards, until it is applied or refused. */
+  private async applyPatch(patch: Patch, change: Change): Promise<Outcome> {
     // A save that lands between the last check and the rename sends the commit round again; the second
     // round sees the save as an edit and keeps it. The bound only matters against a flood of saves.
     for (let round = 0; ; round++) {
       const { edited, watch } = await this.reread();
       try {
-        if (await this.commit(patch, edited || round >= 3, watch)) return;
+        const done = await this.commit(patch, edited || round >= 3, watch, change);
+        if (done !== null) return done;
       } finally {
         await watch?.handle?.close();
       }
     }
   }
 
-  /** Apply a valid patch; false when a person saved digest.md during the commit (nothing was applied). */
-  private async commit(patch: Patch, edited: boolean, watch: Watch | null): Promise<boolean> {
+  /** Apply a valid patch; null when a person saved digest.md during the commit (nothing was applied). */
+  private async commit(patch: Patch, edited: boolean, watch: Watch | null, change: Change): Promise<Outcome | null> {
     const notes: string[] = [];
     // people edit digest.md even while a call runs: record that edit, and keep it rather than
     // overwrite it with a digest written by a model that never saw it
@@ -580,7 +607,8 @@ export class Session implements MemorySession {
       notes.push("digest rewrite refused: digest.md was edited by hand during the call");
       newDigest = undefined;
     }
-    if (newDigest !== undefined && this.parsed.settings.readOnly) {
+    const forced = change.kind === "restore" && change.force;
+    if (newDigest !== undefined && this.parsed.settings.readOnly && !forced) {
       notes.push("digest rewrite refused: digest.md is read_only (front matter)");
       newDigest = undefined;
     }
@@ -589,16 +617,20 @@ export class Session implements MemorySession {
       newDigest = undefined;
     }
     if (newDigest === undefined && patch.retain.length === 0) {
-      if (notes.length > 0) await this.reject(notes.join("; "));
+      if (notes.length > 0) await this.reject(notes.join("; "), change.kind);
       else await this.writeMeta();
-      return true;
+      return { applied: false, seq: notes.length > 0 ? this.seq : null, notes };
     }
     if (notes.length > 0) this.warn(notes.join("; ") + " (retain items kept)");
 
     const content = newDigest !== undefined ? digestFile(this.parsed, newDigest) : null;
     const after = content !== null ? sha256(content) : this.hash;
-    const e = this.entry("patch", { retain: patch.retain, provenance: this.provenance(), digest_after: after });
+    const e = this.entry(change.kind, { retain: patch.retain, provenance: this.provenance(), digest_after: after });
     if (newDigest !== undefined) e.digest = newDigest;
+    if (change.kind === "restore") {
+      e.restored_from = change.restoredFrom;
+      if (forced && this.parsed.settings.readOnly) notes.push("digest.md is read_only (front matter); restored anyway (--force)");
+    }
     if (notes.length > 0) e.reason = notes.join("; ");
 
     // guard() ran inside reread; only the lock flag can have changed since (no I/O in between
@@ -609,7 +641,7 @@ export class Session implements MemorySession {
     if (content === null || watch === null) {
       await this.append(e);
       await this.writeMeta();
-      return true;
+      return { applied: false, seq: e.seq, notes };
     }
     // The ledger line and the new digest's temporary file are written and fsynced side by side (one
     // fsync's wait instead of two); the rename waits for both, so digest.md never shows a version the
@@ -647,7 +679,7 @@ export class Session implements MemorySession {
       } catch {
         throw new Refused(`could not write digest.md (${code(err)}); ledger entry ${e.seq} is completed by the next call`);
       }
-      if (err instanceof SavedDuringCommit) return false;
+      if (err instanceof SavedDuringCommit) return null;
       if (err instanceof Refused) throw err;
       throw new Refused(`could not write digest.md (${code(err)}); memory unchanged`);
     }
@@ -657,8 +689,138 @@ export class Session implements MemorySession {
     await this.writeMeta();
     // once more after the meta write: an editor's write can trail its open by a moment
     if (await this.keepLateSave(watch, ours)) await this.writeMeta();
-    return true;
+    return { applied: true, seq: e.seq, notes };
   }
+
+  // What the `vvm memory` commands that write do through a session (maintain.ts). Each runs under the
+  // lock, after load() recovered what a crash or a hand edit left, and with a tool's provenance.
+
+  /** The memory's files. */
+  get paths(): Readonly<Session["files"]> {
+    return this.files;
+  }
+
+  /** digest.md as loaded (after recovery, and after any restore since). */
+  get digest(): ParsedDigest {
+    return this.parsed;
+  }
+
+  /**
+   * `vvm memory restore`: make `body`, the digest of entry `from`, current again. It passes a patch's
+   * checks (limits, no front matter, the secret scan) and commits as a patch does (§7); digest.md's front
+   * matter stays as it is. Refused while digest.md is unusable, and while it is read_only unless `force`.
+   * A body that is the current one already writes nothing (`seq` null).
+   */
+  async restore(body: string, from: number, force: boolean): Promise<Outcome> {
+    const { parsed } = this;
+    if (parsed.unusable) throw new Refused(`${parsed.unusable}; its content is in no ledger entry, so it is never replaced: fix or move it by hand first; memory unchanged`);
+    const verdict = parsePatch(JSON.stringify({ digest: body }), true, parsed.settings.digestLimit);
+    if (!verdict.ok) throw new Refused(`the digest of entry ${from} cannot be restored (${verdict.reason}); memory unchanged`);
+    const found = await scanSecrets(body, []);
+    if (found.length > 0) throw new Refused(`the digest of entry ${from} appears to contain a secret (${describeFindings(found)}); not restored, memory unchanged`);
+    if (body === parsed.body) {
+      await this.guard();
+      await this.writeMeta();
+      return { applied: false, seq: null, notes: [] };
+    }
+    if (parsed.settings.readOnly && !force) throw new Refused("digest.md is read_only (front matter): --force restores it anyway; memory unchanged");
+    return this.applyPatch({ digest: body, retain: [] }, { kind: "restore", restoredFrom: from, force });
+  }
+
+  /**
+   * `vvm memory forget`: append a `forget` entry naming `refs`, then bring recall.jsonl up to date, so the
+   * facts are gone from recall at once. Resolves to the entry's seq.
+   */
+  async forget(refs: FactRef[]): Promise<number> {
+    await this.guard();
+    const e = this.entry("forget", { forgotten: refs, provenance: this.provenance() });
+    await this.append(e);
+    await this.writeMeta();
+    await syncFacts(this.recallSync(true));
+    return e.seq;
+  }
+
+  /**
+   * `vvm memory forget --purge`: rewrite the whole ledger, each line passed through `scrub` (which returns
+   * the same buffer when it changes nothing), with a `forget` entry naming `refs` at its end, to a fresh
+   * temporary file that is fsynced and renamed over ledger.jsonl under a commit's guards; the directory is
+   * fsynced after, so the old ledger does not come back. Sequence numbers are kept. recall.jsonl is then
+   * rebuilt (the ledger is a new file). Refused, with memory unchanged, for a line longer than any entry
+   * (it cannot be checked) and when nothing would change.
+   */
+  async purge(scrub: (line: Buffer, purgeSeq: number) => Buffer, refs: FactRef[], reason: string): Promise<{ seq: number; rewritten: number }> {
+    await this.guard();
+    const e = this.entry("forget", { forgotten: refs, purge: true, reason, provenance: this.provenance() });
+    const h = await this.fs.openRead(this.files.ledger);
+    if (h === null) throw new Refused("ledger.jsonl is gone; nothing to purge");
+    let rewritten = 0;
+    let size = 0;
+    try {
+      if (h.size !== this.ledgerSize) throw new Refused("ledger.jsonl changed (another writer?); nothing purged");
+      const lines = new ForwardLines(h, MAX_ENTRY_BYTES);
+      const NL = Buffer.from("\n");
+      const next = async function* (): AsyncGenerator<Buffer> {
+        for await (const batch of lines) {
+          const out: Buffer[] = [];
+          for (const line of batch) {
+            if (line.bytes === null) throw new Refused(`ledger.jsonl has a line of ${line.length} bytes at byte ${line.start}, longer than any entry, which a purge cannot check: remove it by hand first; memory unchanged`);
+            const scrubbed = scrub(line.bytes, e.seq);
+            if (scrubbed !== line.bytes) rewritten++;
+            out.push(scrubbed, NL);
+            size += scrubbed.length + 1;
+          }
+          yield Buffer.concat(out);
+        }
+        // load() repaired a torn tail under this lock: one now is a writer that does not take it
+        if (lines.tornBytes > 0) throw new Refused("ledger.jsonl ends with an incomplete line (another writer?); nothing purged");
+        const last = serializeEntry(e);
+        size += last.length;
+        yield last;
+      };
+      await this.fs.writeAtomic(
+        this.files.ledger,
+        next(),
+        async () => {
+          if (rewritten === 0 && refs.length === 0) throw new Refused("nothing in the ledger holds that text; nothing purged");
+          const lost = this.lock?.compromised();
+          if (lost) throw new Refused(`the memory lock was lost (${lost}); nothing purged`);
+          await this.checkDir();
+          if ((await this.fs.size(this.files.ledger)) !== this.ledgerSize) throw new Refused("ledger.jsonl changed during the purge (another writer?); nothing purged");
+        },
+        { syncDir: true },
+      );
+    } finally {
+      await h.close();
+    }
+    this.ledgerSize = size;
+    this.seq = e.seq;
+    await this.writeMeta();
+    await syncFacts(this.recallSync(true));
+    return { seq: e.seq, rewritten };
+  }
+
+  /**
+   * Remove the files commits replaced (`digest.md.<hash>.<random>.prev`, §5) whose content `drop` says
+   * must go (a purge: they may hold the text). load() has already put back any save made into one.
+   */
+  async dropReplaced(drop: (content: Buffer | null) => boolean): Promise<string[]> {
+    const removed: string[] = [];
+    for (const name of await this.fs.list(this.loc.dir)) {
+      if (!REPLACED.test(name)) continue;
+      const file = path.join(this.loc.dir, name);
+      let raw: Buffer | null = null;
+      try {
+        raw = await this.fs.readFile(file);
+      } catch {
+        // a link or a FIFO under our name: not a file of ours, removed like one
+      }
+      if (!drop(raw)) continue;
+      await this.fs.remove(file);
+      removed.push(name);
+    }
+    return removed;
+  }
+
 }
 
 function describeFindings(found: Finding[]): string {

@@ -78,7 +78,7 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
 
 /**
  * How digest.md stands against the ledger: what the runtime last produced (`clean`), the digest before
- * the last entry, a patch whose update a crash cut short (`interrupted`: the next `continue` call
+ * the last entry, a patch (or restore) whose update a crash cut short (`interrupted`: the next `continue` call
  * completes it when the entry's digest passes the patch checks), or changed by someone else (`edited`:
  * the next `continue` call records it). §7.
  */
@@ -93,7 +93,8 @@ export function digestState(hash: string, last: LedgerEntry | null, meta: Meta |
   // meta.json is written after digest.md: when it already records this entry's result, the update
   // finished and digest.md was changed since (a person restoring the old digest), not left half-done
   const finished = meta !== null && meta.last_seq >= (last?.seq ?? 0) && meta.digest_sha256 === last?.digest_after;
-  if (!finished && last?.kind === "patch" && last.digest_before === hash) return { kind: "interrupted", seq: last.seq, known };
+  // a restore (`vvm memory restore`) commits exactly as a patch does, so it is completed the same way
+  if (!finished && (last?.kind === "patch" || last?.kind === "restore") && last.digest_before === hash) return { kind: "interrupted", seq: last.seq, known };
   return { kind: "edited", after: last?.seq ?? null, known };
 }
 

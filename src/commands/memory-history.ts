@@ -3,17 +3,19 @@
 // (B left out: digest.md now).
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
-import { UsageError, type CliIO } from "../io.ts";
+import type { CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { digestVersions, type DigestVersion } from "../../runtime/memory/history.ts";
+import { toolProvenance } from "../../runtime/memory/ledger.ts";
 import { readDigestFile, type DigestFile } from "../../runtime/memory/state.ts";
-import { columns, emit, existing, label, memoryCommand, MissingMemory, shortTime, type WhereFlags } from "./memory.ts";
+import { columns, emit, existing, label, memoryCommand, MissingMemory, seqArg, shortTime, type WhereFlags } from "./memory.ts";
 import { who } from "./memory-log.ts";
 
 function author(v: DigestVersion, io: CliIO): string {
   if (v.seq === 0) return "(the empty digest the memory began with)";
   if (v.kind === "external_edit") return "a person (edited digest.md by hand)";
-  return v.agent ? who(v.agent, io) : v.kind;
+  const by = v.agent ? who(v.agent, io) : v.kind;
+  return v.restoredFrom !== null ? `${by}: the digest of entry ${v.restoredFrom} again` : by;
 }
 
 /** Where digest.md stands against the versions: one of them, or a change the ledger does not have yet. */
@@ -37,7 +39,8 @@ export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promis
         seq: v.seq,
         ts: v.ts,
         kind: v.kind,
-        by: v.seq === 0 ? null : v.kind === "external_edit" ? "person" : "agent",
+        by: v.seq === 0 ? null : v.kind === "external_edit" ? "person" : toolProvenance(v.agent) !== null ? "tool" : "agent",
+        restored_from: v.restoredFrom,
         agent: v.agent,
         sha256: v.hash,
         chars: v.chars,
@@ -59,11 +62,6 @@ export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promis
       return out;
     });
   });
-}
-
-function seqArg(text: string, name: string): number {
-  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`${name} ${JSON.stringify(text)}: expected an entry's sequence number (vvm memory history lists them)`);
-  return Number(text);
 }
 
 interface Side {

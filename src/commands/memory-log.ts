@@ -4,7 +4,7 @@ import path from "node:path";
 import { displayPath, UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { readLog, type LogLine } from "../../runtime/memory/history.ts";
-import { ENTRY_KINDS, type LedgerEntry, type Provenance } from "../../runtime/memory/ledger.ts";
+import { callProvenance, ENTRY_KINDS, forgottenBy, toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
 import { parseDuration } from "../../runtime/duration.ts";
 import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
 
@@ -33,12 +33,24 @@ const quote = (s: string, max = 60) => JSON.stringify(s.length > max ? s.slice(0
 export function entrySummary(e: LedgerEntry): string {
   const parts: string[] = [];
   const retain = Array.isArray(e.retain) ? e.retain.filter((f) => typeof f === "string") : [];
+  const purged = Array.isArray(e.retain) ? e.retain.length - retain.length : 0;
   switch (e.kind) {
     case "patch":
       if (typeof e.digest === "string") parts.push(`digest → ${e.digest.length} chars`);
       if (retain.length > 0) parts.push(`+${retain.length} fact${retain.length === 1 ? "" : "s"}: ${retain.map((f) => quote(f)).join(", ")}`);
+      if (purged > 0) parts.push(`${purged} purged fact${purged === 1 ? "" : "s"}`);
       if (e.reason) parts.push(e.reason);
       break;
+    case "restore":
+      parts.push(`digest → ${typeof e.digest === "string" ? `${e.digest.length} chars` : "?"}, restored from entry ${e.restored_from ?? "?"}`);
+      if (e.reason) parts.push(e.reason);
+      break;
+    case "forget": {
+      const refs = forgottenBy(e);
+      parts.push(`${e.purge ? "forgot and purged" : "forgot"} ${refs.length} fact${refs.length === 1 ? "" : "s"}: ${refs.map((r) => `#${r.seq}:${r.index}`).join(", ")}`);
+      if (e.reason) parts.push(e.reason);
+      break;
+    }
     case "external_edit":
       parts.push(typeof e.digest === "string" ? `digest edited by hand → ${e.digest.length} chars` : "digest edited by hand");
       if (e.reason) parts.push(e.reason);
@@ -54,10 +66,13 @@ export function entrySummary(e: LedgerEntry): string {
   return parts.join("; ");
 }
 
-/** `agent@program:line` of the call that wrote an entry. */
-export function who(p: Provenance | null, io: CliIO): string {
-  if (p === null || typeof p !== "object") return "-";
-  return `${p.agent}@${typeof p.program === "string" ? displayPath(p.program, io) : "?"}:${p.line}`;
+/** `agent@program:line` of the call that wrote an entry, or the `vvm memory` command and its user. */
+export function who(p: unknown, io: CliIO): string {
+  const tool = toolProvenance(p);
+  if (tool !== null) return `${tool.tool}${typeof tool.user === "string" ? ` (${tool.user})` : ""}`;
+  const c = callProvenance(p);
+  if (c === null) return "-";
+  return `${c.agent}@${typeof c.program === "string" ? displayPath(c.program, io) : "?"}:${c.line}`;
 }
 
 function logText(lines: LogLine[], torn: number, io: CliIO): string {

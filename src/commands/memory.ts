@@ -1,6 +1,7 @@
 // `vvm memory …`: what the subcommands share. Which memory (the scope, the project by --dir or --program,
 // --path for scope "path", and the key as the program writes it, never the escaped directory name);
-// output as readable text or one JSON document; failures as one line on stderr with an exit code.
+// output as readable text or one JSON document; failures as one line on stderr with an exit code; for
+// the commands that write, who is writing (the user) and how long to wait for the memory's lock.
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +9,8 @@ import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
 import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
 import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
+import { ToolError } from "../../runtime/memory/tool-error.ts";
+import type { ToolOptions } from "../../runtime/memory/maintain.ts";
 import { obj } from "../../runtime/values.ts";
 
 /** The options every `vvm memory` command takes. */
@@ -108,7 +111,7 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
       io.stderr.write(`vvm: ${err.message}\n`);
       return EXIT.usage;
     }
-    if (err instanceof MissingMemory || err instanceof InspectError) {
+    if (err instanceof MissingMemory || err instanceof InspectError || err instanceof ToolError) {
       io.stderr.write(`vvm: ${err.message}\n`);
       return EXIT.missing;
     }
@@ -124,6 +127,39 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
     }
     throw err;
   }
+}
+
+/** The options of the commands that write. */
+export type WriteFlags = WhereFlags & { lockTimeout: number };
+
+/**
+ * Who runs a command that writes, for the ledger's provenance: the USER (or LOGNAME) the environment
+ * names, else the account's name; null when neither is known.
+ */
+export function userName(io: CliIO): string | null {
+  const named = io.env.USER || io.env.LOGNAME;
+  if (named) return named;
+  try {
+    return os.userInfo().username || null;
+  } catch {
+    return null; // an account without a name (a container's uid)
+  }
+}
+
+/** How a command that writes runs: its provenance, the lock timeout, Ctrl-C, and the store's warnings on stderr. */
+export function toolOptions(command: string, flags: WriteFlags, io: CliIO): ToolOptions {
+  return {
+    who: { tool: `vvm memory ${command}`, user: userName(io) },
+    lockTimeoutMs: flags.lockTimeout,
+    signal: io.signal,
+    warn: (m) => io.stderr.write(`vvm: warning: ${m}\n`),
+  };
+}
+
+/** An entry's sequence number on the command line. Throws UsageError. */
+export function seqArg(text: string, name: string): number {
+  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`${name} ${JSON.stringify(text)}: expected an entry's sequence number (vvm memory history lists them)`);
+  return Number(text);
 }
 
 /** One JSON document on stdout with --json, the readable text otherwise. */

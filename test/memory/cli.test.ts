@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli, type CliResult } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
+import { callProvenance } from "../../runtime/memory/ledger.ts";
 import { digestText, ledger, makeStore, memDir, patchReply, session, plainFacts } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-cli-");
@@ -34,8 +35,9 @@ describe("memory through vvm run", () => {
     expect(await digestText(dir, "oncall:payments")).toContain("VND-221 card-processor timeouts");
     const { entries } = await ledger(dir, "oncall:payments");
     // one entry: the dry_run reply also carried a patch, and it was ignored
-    expect(entries.map((e) => [e.kind, e.provenance?.mode, e.provenance?.line, e.provenance?.agent])).toEqual([["patch", "continue", 23, "handoff"]]);
-    expect(entries[0].provenance?.program).toBe(path.join(dir, "shift-handoff.vvm"));
+    const calls = entries.map((e) => callProvenance(e.provenance));
+    expect(entries.map((e, i) => [e.kind, calls[i]?.mode, calls[i]?.line, calls[i]?.agent])).toEqual([["patch", "continue", 23, "handoff"]]);
+    expect(calls[0]?.program).toBe(path.join(dir, "shift-handoff.vvm"));
   });
 
   it("the next run sends the digest and retained facts in the Memory Context; fresh sends none", async () => {

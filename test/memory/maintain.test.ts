@@ -1,0 +1,340 @@
+// `vvm memory restore | forget` through the real CLI, on memories built by real runs (script
+// provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
+// command and the user, never through a link, never a stack trace.
+import { createHash } from "node:crypto";
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { collect, runCli, spawnCli, type CliResult } from "../support/cli.ts";
+import { useStandin, useTempDir } from "../support/fixtures.ts";
+import { toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
+import { ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
+
+const base = useTempDir("vvm-mem-write-");
+const standin = useStandin();
+
+const KEY = "oncall:payments";
+const PHONE = "555-0199-PRIYA";
+const agent = (key: string) => `agent scribe(model="haiku", prompt="Keep the on-call notes.", memory={ scope: "project", key: ${JSON.stringify(key)} })`;
+const program = (key: string, task: string) => [agent(key), `r = @scribe \`${task}\`()`, "export r"].join("\n");
+const block = (patch: string) => "```vvm-memory\n" + patch + "\n```";
+const V1 = "## Open\n- VND-221 card-processor timeouts\n";
+const V2 = `## Open\n- VND-221 vendor answered\n- call Priya on ${PHONE} about the refund\n`;
+const V3 = "## Open\n- VND-221 closed\n";
+const script = [
+  "rules:",
+  ...[
+    ["First shift", block(JSON.stringify({ digest: V1, retain: ["B first shift: VND-221 opened with the vendor", "N check the payment retries"] }))],
+    ["Second shift", block(JSON.stringify({ digest: V2, retain: ["B second shift: api 4.18.3 deployed", `W @Priya reachable on ${PHONE}`] }))],
+    ["Third shift", block(JSON.stringify({ digest: V3, retain: ["B third shift: the vendor closed VND-221"] }))],
+  ].flatMap(([match, reply]) => ["  - kind: agent", `    match: ${JSON.stringify(match)}`, "    reply: |", `      Noted: ${match}.`, ...reply.split("\n").map((l) => "      " + l)]),
+].join("\n");
+
+function ok(res: CliResult): CliResult {
+  if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stdout}\n${res.stderr}`);
+  return res;
+}
+const noStack = (res: CliResult) => expect(res.stderr).not.toMatch(/\n\s+at .+:\d+/);
+const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
+
+/** A project whose memory three runs built: digests V1, V2 (with a phone number), V3, five facts. */
+async function builtProject(): Promise<string> {
+  const dir = await mkdtemp(path.join(base, "p-"));
+  await writeFile(path.join(dir, "script.yaml"), script);
+  for (const [n, task] of [[1, "First shift"], [2, "Second shift"], [3, "Third shift"]] as const) await writeFile(path.join(dir, `s${n}.vvm`), program(KEY, `${task}: write the handoff.`));
+  for (const n of [1, 2, 3]) ok(await runCli(["run", `s${n}.vvm`, "--script", "script.yaml"], { cwd: dir }));
+  return dir;
+}
+
+const memory = (dir: string, ...args: string[]) => runCli(["memory", ...args], { cwd: dir, env: { USER: "alice" } });
+
+/**
+ * Every entry follows the one before (hash chain), every version the ledger holds hashes to what it says
+ * (with digest.md's front matter, `prefix`, once a person added one), and digest.md is the last version.
+ */
+function explained(entries: LedgerEntry[], digestNow: string, prefix = "") {
+  for (let i = 1; i < entries.length; i++) expect({ seq: entries[i].seq, before: entries[i].digest_before }).toEqual({ seq: entries[i].seq, before: entries[i - 1].digest_after });
+  expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+  for (const e of entries) if (typeof e.digest === "string" && e.purged_by === undefined) expect([sha(e.digest), sha(prefix + e.digest)]).toContain(e.digest_after);
+  expect(sha(digestNow)).toBe(entries.at(-1)!.digest_after);
+}
+
+const PREV = /^digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev$/;
+
+/** Every regular file under `dir`, with its content. */
+async function filesUnder(dir: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const walk = async (d: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) out.set(path.relative(dir, p), await readFile(p));
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+describe("vvm memory restore", () => {
+  it("makes an earlier digest current as a restore entry; the next continue call is shown it, and the ledger explains every version", async () => {
+    const dir = await builtProject();
+    const res = ok(await memory(dir, "restore", KEY, "1"));
+    expect(res.stdout).toBe(`memory project:"oncall:payments": restored the digest of entry 1, ${V1.length} characters, as entry 4\n`);
+    const mem = memDir(dir, KEY);
+    expect(await readFile(path.join(mem, "digest.md"), "utf8")).toBe(V1);
+    const { entries } = await ledger(dir, KEY);
+    expect(entries.at(-1)).toMatchObject({ seq: 4, kind: "restore", restored_from: 1, digest: V1, provenance: { tool: "vvm memory restore", user: "alice" } });
+    explained(entries, V1);
+    expect(ok(await memory(dir, "history", KEY)).stdout).toMatch(/^ {2}\[4\] +\d{4}-.*Z +vvm memory restore \(alice\): the digest of entry 1 again +\d+ chars$/m);
+    expect(ok(await memory(dir, "log", KEY, "--kind", "restore")).stdout).toMatch(/^\[4\] restore .* vvm memory restore \(alice\) {2}digest → 42 chars, restored from entry 1\n$/);
+
+    // the next continue call is shown the restored digest, and its patch follows it in the ledger
+    await writeFile(path.join(dir, "s4.vvm"), program(KEY, "Fourth shift: write the handoff."));
+    standin.setHandler(() => ({ type: "text", text: patchReply({ digest: V1 + "- fourth shift: quiet\n" }, "ok") }));
+    ok(await runCli(["run", "s4.vvm"], { cwd: dir, env: standin.env() }));
+    const system = ((standin.requests[0].body.system ?? []) as { text: string }[]).map((b) => b.text).find((t) => t.startsWith("<memory"));
+    expect(system).toContain("## Digest\n## Open\n- VND-221 card-processor timeouts\n\n## Retained facts");
+    const after = (await ledger(dir, KEY)).entries;
+    expect(after.map((e) => e.kind)).toEqual(["patch", "patch", "patch", "restore", "patch"]);
+    explained(after, V1 + "- fourth shift: quiet\n");
+
+    // an entry that changed nothing stands for the version in effect after it; the digest in place already writes nothing
+    const again = ok(await memory(dir, "restore", KEY, "4", "--json"));
+    expect(JSON.parse(again.stdout)).toMatchObject({ key: KEY, requested: 4, version: 4, restored: true, entry: 6 });
+    const same = ok(await memory(dir, "restore", KEY, "6"));
+    expect(same.stdout).toBe('memory project:"oncall:payments": the digest of entry 6 is the current digest already; nothing written\n');
+    expect((await ledger(dir, KEY)).entries).toHaveLength(6);
+    // version 0: the empty digest the memory began with
+    ok(await memory(dir, "restore", KEY, "0"));
+    expect(await readFile(path.join(mem, "digest.md"), "utf8")).toBe("");
+  });
+
+  it("records a hand edit first, refuses while read_only unless --force, and keeps the front matter", async () => {
+    const dir = await builtProject();
+    const file = path.join(memDir(dir, KEY), "digest.md");
+    await writeFile(file, "---\nread_only: true\n---\n" + V3 + "- a person's note\n");
+    const refused = await memory(dir, "restore", KEY, "1");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('vvm: memory project:"oncall:payments": digest.md is read_only (front matter): --force restores it anyway; memory unchanged\n');
+    expect(refused.stdout).toBe("");
+    // the hand edit is recorded, never lost, even when the restore is refused
+    let { entries } = await ledger(dir, KEY);
+    expect(entries.at(-1)).toMatchObject({ seq: 4, kind: "external_edit", digest: V3 + "- a person's note\n", provenance: { tool: "vvm memory restore", user: "alice" } });
+    ok(await memory(dir, "restore", KEY, "1", "--force"));
+    expect(await readFile(file, "utf8")).toBe("---\nread_only: true\n---\n" + V1);
+    entries = (await ledger(dir, KEY)).entries;
+    expect(entries.at(-1)).toMatchObject({ seq: 5, kind: "restore", restored_from: 1, reason: "digest.md is read_only (front matter); restored anyway (--force)" });
+    explained(entries, "---\nread_only: true\n---\n" + V1, "---\nread_only: true\n---\n");
+  });
+
+  it("runs the restored text through the secret scan and the patch checks; mistakes are exit 64 or 1 without a trace", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    // a cloned repository can plant any ledger line: a version holding a token
+    const token = "ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7";
+    const planted = `## Open\n- deploy token ${token}\n`;
+    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 4, kind: "external_edit", digest: planted, retain: [], digest_before: sha(V3), digest_after: sha(planted), provenance: null }) + "\n");
+    await writeFile(path.join(mem, "digest.md"), planted.replace(token, "(rotated)"));
+    const before = await readFile(path.join(mem, "digest.md"), "utf8");
+    const res = await memory(dir, "restore", KEY, "4");
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments": the digest of entry 4 appears to contain a secret \(github\/GITHUB_TOKEN in digest line 2\); not restored, memory unchanged\n$/);
+    expect(res.stdout + res.stderr).not.toContain(token);
+    expect(await readFile(path.join(mem, "digest.md"), "utf8")).toBe(before);
+    expect((await ledger(dir, KEY)).entries.filter((e) => e.kind === "restore")).toEqual([]);
+
+    const cases: [string[], number, RegExp][] = [
+      [["restore", KEY, "99"], 1, /^vvm: memory project:"oncall:payments" has no entry 99; its last entry is 5\n$/],
+      [["restore", KEY, "x"], 64, /^vvm: SEQ "x": expected an entry's sequence number/],
+      [["restore", "nope", "1"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory/],
+      [["restore", KEY], 64, /missing required argument 'seq'/],
+      [["restore", KEY, "1", "--lock-timeout", "soon"], 64, /--lock-timeout/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await memory(dir, ...args);
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe("");
+      noStack(r);
+    }
+  });
+
+  it("waits for a call holding the lock, and gives up after --lock-timeout", async () => {
+    const dir = await builtProject();
+    const { store } = makeStore(dir);
+    const held = await session(store, KEY);
+    const res = await memory(dir, "restore", KEY, "1", "--lock-timeout", "300ms");
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments" is in use by another call or process \(held by pid \d+ .*\); gave up after waiting 300 ms \(--lock-timeout\)\n$/);
+    const waiting = memory(dir, "restore", KEY, "1");
+    await new Promise((r) => setTimeout(r, 100));
+    await held.complete(patchReply({ retain: ["a fact from the call that held the lock"] }));
+    ok(await waiting);
+    expect((await ledger(dir, KEY)).entries.map((e) => e.kind)).toEqual(["patch", "patch", "patch", "patch", "restore"]);
+  });
+});
+
+describe("vvm memory forget", () => {
+  it("names facts in a forget entry: they are never recalled, shown, injected or found by search again", async () => {
+    const dir = await builtProject();
+    const res = ok(await memory(dir, "forget", KEY, "--fact", "1:1"));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments": forgot 1 fact \(entry 4\); recall and vvm memory search no longer show it\n {2}\[#1:1\] \d{4}-.*Z {2}"N check the payment retries"\n$/);
+    const byMatch = JSON.parse(ok(await memory(dir, "forget", KEY, "--match", "PRIYA reachable", "--json")).stdout);
+    expect(byMatch).toMatchObject({ key: KEY, entry: 5, forgotten: [{ seq: 2, index: 1, text: `W @Priya reachable on ${PHONE}` }], purge: null });
+    const { entries } = await ledger(dir, KEY);
+    expect(entries.slice(3)).toMatchObject([
+      { kind: "forget", forgotten: [{ seq: 1, index: 1 }], provenance: { tool: "vvm memory forget", user: "alice" } },
+      { kind: "forget", forgotten: [{ seq: 2, index: 1 }] },
+    ]);
+    explained(entries, V3);
+
+    const gone = ["N check the payment retries", `reachable on ${PHONE}`];
+    const shown = JSON.parse(ok(await memory(dir, "show", KEY, "--json")).stdout);
+    expect(shown.facts.shown.map((f: { text: string }) => f.text)).toEqual(["B first shift: VND-221 opened with the vendor", "B second shift: api 4.18.3 deployed", "B third shift: the vendor closed VND-221"]);
+    expect(shown.facts.hidden).toBe(0);
+    for (const q of ["payment retries", "reachable"]) {
+      const found = JSON.parse(ok(await memory(dir, "search", KEY, q, "--json")).stdout);
+      expect(found.hits.filter((h: { kind: string }) => h.kind === "fact")).toEqual([]);
+    }
+    // a continue call: the Memory Context does not carry them, and recall.jsonl leaves them out
+    await writeFile(path.join(dir, "s4.vvm"), program(KEY, "Fourth shift: check the payment retries and call Priya."));
+    standin.setHandler(() => ({ type: "text", text: "ok" }));
+    ok(await runCli(["run", "s4.vvm"], { cwd: dir, env: standin.env() }));
+    const system = ((standin.requests[0].body.system ?? []) as { text: string }[]).map((b) => b.text).join("\n");
+    expect(system).toContain("B second shift: api 4.18.3 deployed");
+    for (const g of gone) expect(system).not.toContain(g);
+    // a rebuilt index leaves them out too
+    await rm(path.join(memDir(dir, KEY), "recall.jsonl"));
+    const context = ok(await memory(dir, "show", KEY, "--context", "--task", "payment retries Priya")).stdout;
+    for (const g of gone) expect(context).not.toContain(g);
+
+    // facts forgotten already, facts that are not there, and usage mistakes
+    const cases: [string[], number, RegExp][] = [
+      [["forget", KEY, "--fact", "1:1"], 1, /that fact is forgotten already; nothing to do/],
+      [["forget", KEY, "--fact", "1:7"], 1, /entry 1 has no retained fact 7; nothing forgotten/],
+      [["forget", KEY, "--fact", "99"], 1, /entry 99 retained no fact; nothing forgotten/],
+      [["forget", KEY, "--match", "zebra"], 1, /no retained fact contains "zebra"; nothing forgotten/],
+      [["forget", KEY], 64, /say which facts to forget: --fact SEQ\[:INDEX\] \(repeatable\) or --match TEXT/],
+      [["forget", KEY, "--fact", "1:x"], 64, /--fact "1:x": expected SEQ/],
+      [["forget", KEY, "--match", " "], 64, /--match is empty/],
+      [["forget", "nope", "--fact", "1"], 1, /^vvm: no memory project:"nope"/],
+    ];
+    const n = (await ledger(dir, KEY)).entries.length;
+    for (const [args, code, message] of cases) {
+      const r = await memory(dir, ...args);
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe("");
+      noStack(r);
+    }
+    expect((await ledger(dir, KEY)).entries).toHaveLength(n);
+  });
+
+  it("--purge rewrites the ledger so the text is nowhere under .vvm/, keeping seq numbers and leaving SHA-256 tombstones", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const before = (await ledger(dir, KEY)).entries;
+    // a digest.md a commit replaced moments ago, holding the text (kept for a few seconds, §5)
+    await writeFile(path.join(mem, `digest.md.${sha(V2).slice(0, 16)}.0badc0de.prev`), V2);
+    // the phone number is in a retained fact and in the digest of entry 2: both must go
+    const all = async () => [...(await filesUnder(path.join(dir, ".vvm"))).entries()].filter(([, c]) => c.includes(PHONE)).map(([f]) => path.basename(f));
+    const holding = await all();
+    expect(holding.filter((f) => !PREV.test(f)).sort()).toEqual(["ledger.jsonl", "recall.jsonl"]);
+    expect(holding).toContain(`digest.md.${sha(V2).slice(0, 16)}.0badc0de.prev`);
+
+    const res = ok(await memory(dir, "forget", KEY, "--match", PHONE, "--purge"));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments": forgot 1 fact \(entry 4\); recall and vvm memory search no longer show it\n {2}\[#2:1\] \d{4}-.*Z\npurged: 1 ledger line rewritten, 2 occurrences replaced by the SHA-256 of what was removed; recall\.jsonl rebuilt; removed (digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev(, )?)+\n$/);
+    expect(res.stdout).toContain(".0badc0de.prev");
+    expect(res.stdout + res.stderr).not.toContain(PHONE);
+    expect(await all()).toEqual([]);
+
+    const after = (await ledger(dir, KEY)).entries;
+    expect(after.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    const fact = `W @Priya reachable on ${PHONE}`;
+    expect(after[1]).toMatchObject({ seq: 2, purged_by: 4, retain: ["B second shift: api 4.18.3 deployed", { purged: sha(fact) }], digest: V2.replace(PHONE, `[purged sha256:${sha(PHONE)}]`) });
+    // untouched entries keep their bytes
+    expect(after[0]).toEqual(before[0]);
+    expect(after[2]).toEqual(before[2]);
+    expect(after[3]).toMatchObject({ kind: "forget", purge: true, forgotten: [{ seq: 2, index: 1 }], provenance: { tool: "vvm memory forget", user: "alice" } });
+    expect(after[1].digest_after).toBe(before[1].digest_after);
+
+    // the memory goes on working: a call, search, history and diff; nothing warns about the rewritten ledger
+    const run = ok(await runCli(["run", "s1.vvm", "--script", "script.yaml"], { cwd: dir }));
+    expect(run.stderr).not.toMatch(/warning/);
+    expect(JSON.parse(ok(await memory(dir, "search", KEY, "Priya", "--json")).stdout).hits.filter((h: { kind: string }) => h.kind === "fact")).toEqual([]);
+    expect(ok(await memory(dir, "diff", KEY, "1", "2")).stdout).toContain("+- call Priya on [purged sha256:");
+    expect(ok(await memory(dir, "log", KEY)).stdout).toMatch(/^\[2\] patch .*\+1 fact: "B second shift: api 4\.18\.3 deployed"; 1 purged fact$/m);
+    expect(await all()).toEqual([]);
+  });
+
+  it("--purge is refused while the current digest holds the text, and changes nothing", async () => {
+    const dir = await builtProject();
+    ok(await memory(dir, "restore", KEY, "2"));
+    // recall.jsonl, derived, is brought up to date by any session on the memory; nothing else may change
+    const kept = async () => [...(await filesUnder(path.join(dir, ".vvm"))).entries()].filter(([f]) => !f.endsWith("recall.jsonl"));
+    const snapshot = await kept();
+    const res = await memory(dir, "forget", KEY, "--match", PHONE, "--purge");
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe('vvm: memory project:"oncall:payments": the current digest (digest.md) holds that text: edit digest.md (or restore a version without it) first, then purge; nothing purged\n');
+    expect(await kept()).toEqual(snapshot);
+    // once the digest no longer holds it, a fact forgotten earlier can still be purged
+    ok(await memory(dir, "restore", KEY, "3"));
+    ok(await memory(dir, "forget", KEY, "--fact", "2:1"));
+    const purged = JSON.parse(ok(await memory(dir, "forget", KEY, "--fact", "2:1", "--purge", "--json")).stdout);
+    expect(purged).toMatchObject({ forgotten: [], already_forgotten: [{ seq: 2, index: 1 }], purge: { entries_rewritten: 1 } });
+    const left = [...(await filesUnder(path.join(dir, ".vvm"))).values()].filter((c) => c.includes(`reachable on ${PHONE}`));
+    expect(left).toEqual([]);
+  });
+});
+
+describe("vvm memory restore while vvm run patches the same key", () => {
+  it("two processes: every patch and every restore is in the ledger, in one unbroken chain", async () => {
+    const dir = await mkdtemp(path.join(base, "busy-"));
+    const items = Array.from({ length: 30 }, (_, i) => i + 1);
+    await writeFile(path.join(dir, "busy.vvm"), [agent("busy"), "def note(n):", "  return @scribe `Record item {n}.`(n)", `out = map([${items.join(", ")}], note)`, "export out"].join("\n"));
+    let n = 0;
+    standin.setHandler(() => {
+      const i = ++n;
+      return { type: "text", delayMs: 5, text: patchReply({ digest: `## Count\n- item ${i} recorded\n`, retain: [`item ${i} recorded`] }, `done ${i}`) };
+    });
+    const child = spawnCli(["run", "busy.vvm"], { cwd: dir, env: standin.env() });
+    const done = collect(child);
+    let running = true;
+    void done.then(() => (running = false));
+    let restored = 0;
+    while (running) {
+      await new Promise((r) => setTimeout(r, 5));
+      const res = await memory(dir, "restore", "busy", "1", "--json");
+      if (res.code === 1 && /no memory|has no entry 1/.test(res.stderr)) continue;
+      noStack(res);
+      expect(res.code).toBe(0);
+      if (JSON.parse(res.stdout).restored) restored++;
+    }
+    expect((await done).code).toBe(0);
+    const { entries, badLines, tornBytes } = await ledger(dir, "busy");
+    expect({ badLines, tornBytes }).toEqual({ badLines: [], tornBytes: 0 });
+    expect(restored).toBeGreaterThan(0);
+    expect(entries.filter((e) => e.kind === "patch")).toHaveLength(30);
+    expect(entries.filter((e) => e.kind === "restore")).toHaveLength(restored);
+    expect(new Set(entries.flatMap((e) => e.retain)).size).toBe(30);
+    for (const e of entries.filter((x) => x.kind === "restore")) expect(toolProvenance(e.provenance)).toEqual({ tool: "vvm memory restore", user: "alice" });
+    explained(entries, await readFile(path.join(memDir(dir, "busy"), "digest.md"), "utf8"));
+  }, 60_000);
+});
+
+describe("ledgers with the new kinds", () => {
+  it("a continue call reads restore, forget and unknown kinds without a warning, and numbers on", async () => {
+    const dir = await builtProject();
+    ok(await memory(dir, "restore", KEY, "1"));
+    ok(await memory(dir, "forget", KEY, "--fact", "3"));
+    const mem = memDir(dir, KEY);
+    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 6, kind: "annotate", retain: [], digest_before: sha(V1), digest_after: sha(V1), provenance: null, note: "from a later release" }) + "\n");
+    const run = ok(await runCli(["run", "s3.vvm", "--script", "script.yaml"], { cwd: dir }));
+    expect(run.stderr).not.toMatch(/warning/);
+    const { entries } = await ledger(dir, KEY);
+    expect(entries.map((e) => [e.seq, e.kind])).toEqual([[1, "patch"], [2, "patch"], [3, "patch"], [4, "restore"], [5, "forget"], [6, "annotate"], [7, "patch"]]);
+    // the fact retained again by entry 7 is a new fact: forgetting entry 3's did not forget it
+    expect(JSON.parse(ok(await memory(dir, "show", KEY, "--json")).stdout).facts.shown.map((f: { seq: number }) => f.seq)).toEqual([1, 1, 2, 2, 7]);
+    expect(ok(await memory(dir, "log", KEY, "--kind", "forget")).stdout).toMatch(/^\[5\] forget .*forgot 1 fact: #3:0\n$/);
+  });
+});
