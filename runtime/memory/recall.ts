@@ -21,8 +21,16 @@ export interface Recalled {
 
 /** The line a fact takes in the Memory Context (after "- "): its seq and day, so the model can tell old from new. */
 export function factLine(f: Fact): string {
-  return `[#${f.seq} ${f.ts.slice(0, 10)}] ${f.text.replace(/\s*\n\s*/g, " ")}`;
+  // one pass over each run of white space (a lazy `\s*\n\s*` is quadratic in a long run of spaces)
+  return `[#${f.seq} ${f.ts.slice(0, 10)}] ${f.text.replace(/\s+/g, (ws) => (ws.includes("\n") ? " " : ws))}`;
 }
+
+/**
+ * Longest fact text kept, in characters. A patch's retain items are at most 500; only a ledger written
+ * by hand (or by a hostile repository) holds longer ones, which are cut here so that no single fact can
+ * fill a budget or slow every call down.
+ */
+export const MAX_FACT_CHARS = 2000;
 
 /** Characters a fact costs against the budget: its line and the list markup around it. */
 const cost = (f: Fact) => factLine(f).length + 3;
@@ -31,6 +39,10 @@ const cost = (f: Fact) => factLine(f).length + 3;
 const MAX_HITS = 200;
 /** Query terms kept from the task and input (the first ones, once each): a long input must not make a search slow. */
 const MAX_QUERY_TERMS = 64;
+/** Characters of the task and input a query reads (the first ones). */
+const MAX_QUERY_CHARS = 20_000;
+/** Facts the fill-up step looks at before it gives up on a budget that no older fact fits. */
+const MAX_FILL_TRIES = 1000;
 /** The shortest line a fact can take: once less budget than this is left, nothing more fits. */
 const MIN_LINE = "[#1 2026-01-01] x".length + 3;
 /** Two facts with the same entities and at least this share of their words in common are versions of one fact. */
@@ -62,12 +74,13 @@ function parts(f: Fact): { text: string; entities: string[]; weight: number } {
   return { text: m ? f.text.slice(m[0].length) : f.text, entities, weight };
 }
 
-/** The distinct terms of a text, in order of first appearance. */
-function terms(text: string): string[] {
+/** The distinct terms of a text, in order of first appearance (at most `limit`). */
+function terms(text: string, limit = Infinity): string[] {
   const out = new Set<string>();
   for (const t of text.split(WORD_BREAK)) {
     const w = t === "" ? null : term(t);
     if (w !== null) out.add(w);
+    if (out.size >= limit) break;
   }
   return [...out];
 }
@@ -128,9 +141,10 @@ export class FactSearch {
     return n;
   }
 
-  add(facts: Fact[]): void {
+  add(added: Fact[]): void {
     const docs: Doc[] = [];
-    for (const f of facts) {
+    for (const fact of added) {
+      const f = fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact;
       const p = parts(f);
       for (const t of terms(p.text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
       docs.push({ id: this.facts.length, text: p.text });
@@ -141,12 +155,11 @@ export class FactSearch {
   }
 
   /** Positions of the facts most relevant to `text`, best first. */
-  search(text: string): number[] {
+  search(query: string): number[] {
+    const text = query.slice(0, MAX_QUERY_CHARS);
     const entities = new Set([...text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()));
     const common = Math.max(MIN_COMMON, this.size * COMMON_SHARE);
-    const all = terms(text)
-      .slice(0, MAX_QUERY_TERMS)
-      .filter((t) => (this.df.get(t) ?? 0) > 0);
+    const all = terms(text, MAX_QUERY_TERMS).filter((t) => (this.df.get(t) ?? 0) > 0);
     let kept = all.filter((t) => this.df.get(t)! <= common);
     // only common words: the rarest of them still rank something
     if (kept.length === 0) kept = all.sort((a, b) => this.df.get(a)! - this.df.get(b)!).slice(0, 2);
@@ -218,8 +231,12 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
       if (newest > h && !take(newest)) continue;
       take(h);
     }
-    // budget that relevance left unused (few or no hits) goes on with the newest facts
-    for (; k >= 0; k--) if (!removed.has(k) && !take(k)) break;
+    // budget that relevance left unused (few or no hits) goes on with the newest facts that fit
+    for (let tries = 0; k >= 0 && tries < MAX_FILL_TRIES && budgetChars - used >= MIN_LINE; k--) {
+      if (removed.has(k) || chosen.has(k)) continue;
+      take(k);
+      tries++;
+    }
   }
   const shown = [...chosen].sort((a, b) => a - b).map((k) => facts[k]);
   return { shown, hidden: search.size - shown.length };

@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemorySession } from "../../runtime/memory-port.ts";
-import { FactSearch, recall, type Fact } from "../../runtime/memory/recall.ts";
+import { FactSearch, factLine, MAX_FACT_CHARS, recall, type Fact } from "../../runtime/memory/recall.ts";
 import { binding, call, makeStore, memDir, patchLine, patchReply, plainFacts, prov, tempDir } from "./helpers.ts";
 
 let dir: string;
@@ -65,6 +65,29 @@ describe("recall", () => {
     const all = history({ 20: "B a vendor named stripe was mentioned during lunch", 21: "W @Stripe webhooks retry for three days" });
     const r = recall(searchOver(all), "@Stripe", 100, "relevant", 0);
     expect(texts(r)[0]).toBe(all[21]);
+  });
+});
+
+describe("facts a hand-edited ledger can hold", () => {
+  it("a fact with a huge run of white space costs one pass, and shows as one line", () => {
+    // 200,000 spaces with no line break after them: quadratic for a lazy `\s*\n\s*` (minutes), linear here
+    const line = factLine({ seq: 1, i: 0, ts: "2026-01-01", text: "W a\n  b" + " ".repeat(200_000) + "x" });
+    expect(line.startsWith("[#1 2026-01-01] W a b ")).toBe(true);
+    expect(line.includes("\n")).toBe(false);
+  });
+
+  it("a fact longer than MAX_FACT_CHARS is cut, so it can neither fill the budget nor hide the others", () => {
+    const all = ["B one", "W " + "long ".repeat(10_000), "B three"];
+    const r = recall(searchOver(all), "", 8000, "recent", 0.5);
+    expect(r.shown.map((f) => f.text.length <= MAX_FACT_CHARS + 1)).toEqual([true, true, true]);
+    expect(texts(r)).toContain("B one");
+    expect(texts(r)).toContain("B three");
+  });
+
+  it("a query of megabytes reads only its beginning", () => {
+    const all = history({ 4: "W @Acme pays by transfer" });
+    const r = recall(searchOver(all), "@Acme " + "@a. ".repeat(2_000_000), 400, "relevant", 0);
+    expect(texts(r)).toContain(all[4]);
   });
 });
 
