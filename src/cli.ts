@@ -11,6 +11,8 @@ import type { ShowFlags } from "./commands/memory-show.ts";
 import type { SearchFlags } from "./commands/memory-search.ts";
 import type { RestoreFlags } from "./commands/memory-restore.ts";
 import type { ForgetFlags } from "./commands/memory-forget.ts";
+import type { RmFlags } from "./commands/memory-rm.ts";
+import type { DoctorFlags } from "./commands/memory-doctor.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -112,7 +114,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     });
 
   // `vvm memory …`: look after agent memory. Each command loads its own module on demand.
-  const memory = program.command("memory").description("look after agent memory: list, show, log, search, history, diff, restore and forget");
+  const memory = program.command("memory").description("look after agent memory: list, show, log, search, history, diff, restore, forget, rm and doctor");
   const where = (c: Command) =>
     c
       .addOption(new Option("--scope <scope>", "the memory's scope, as the program gives it").choices(["project", "user", "path"]).default("project"))
@@ -186,6 +188,20 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (key: string, flags: ForgetFlags) => {
       const { memoryForget } = await import("./commands/memory-forget.ts");
       exitCode = await memoryForget(key, flags, io);
+    });
+  writes(memory.command("rm").description("remove a memory's whole directory (asks first on a terminal; --yes otherwise)"))
+    .argument("<key>", "the memory's key, as the program writes it")
+    .option("-y, --yes", "remove without asking")
+    .action(async (key: string, flags: RmFlags) => {
+      const { memoryRm } = await import("./commands/memory-rm.ts");
+      exitCode = await memoryRm(key, flags, io);
+    });
+  writes(memory.command("doctor").description("check a memory (or every memory) whole; --fix repairs what can be repaired and records it"))
+    .argument("[key]", "the memory's key, as the program writes it (default: every memory under the root)")
+    .option("--fix", "repair under the lock what can be repaired, and record it in the ledger")
+    .action(async (key: string | undefined, flags: DoctorFlags) => {
+      const { memoryDoctor } = await import("./commands/memory-doctor.ts");
+      exitCode = await memoryDoctor(key, flags, io);
     });
 
   try {

@@ -13,6 +13,11 @@ export interface CliIO {
   signal: AbortSignal;
   /** all of standard input (`vvm run --input -`); read only when asked for */
   readStdin(): Promise<Uint8Array>;
+  /**
+   * Ask a person a question on the terminal and resolve to the line they type (null: Ctrl-C or end of
+   * input). Absent when standard input or stderr is not a terminal: nobody is there to answer.
+   */
+  ask?: (question: string) => Promise<string | null>;
 }
 
 /**

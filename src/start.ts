@@ -1,6 +1,27 @@
 // Process wiring for the CLI: real streams, Ctrl-C, and the last line of defence against internal bugs.
+import { createInterface } from "node:readline";
 import { main } from "./cli.ts";
 import { EXIT } from "./io.ts";
+
+/** One question on the terminal (stderr, so stdout stays the command's output); null on Ctrl-C or end of input. */
+function ask(question: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    let answered = false;
+    rl.on("SIGINT", () => {
+      process.stderr.write("\n");
+      rl.close();
+    });
+    rl.on("close", () => {
+      if (!answered) resolve(null);
+    });
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(answer);
+    });
+  });
+}
 
 export async function start(): Promise<void> {
   const controller = new AbortController();
@@ -33,6 +54,7 @@ export async function start(): Promise<void> {
         for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
         return Buffer.concat(chunks);
       },
+      ask: process.stdin.isTTY && process.stderr.isTTY ? ask : undefined,
     });
   } catch (err) {
     process.stderr.write(

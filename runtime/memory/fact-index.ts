@@ -91,6 +91,12 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   }
   if (cached && (cached.file === null ? id === null : id !== null && id.ino === cached.file.ino && size === cached.file.size)) return cached;
   if (id === null) return null;
+  const damaged = () => {
+    o.warn("recall.jsonl is damaged or does not match ledger.jsonl; it is rebuilt from the ledger (nothing is lost: it is derived)");
+    return null;
+  };
+  // an index is never much larger than its ledger: a bigger one (a planted file) is not even read
+  if (size === -1) return damaged();
   let raw: Buffer | null;
   try {
     raw = await o.fs.readFile(o.index);
@@ -99,11 +105,15 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
     return null;
   }
   if (raw === null) return null;
-  const parsed = parseIndex(raw);
-  if (parsed === null) {
-    o.warn("recall.jsonl is damaged or does not match ledger.jsonl; it is rebuilt from the ledger (nothing is lost: it is derived)");
-    return null;
+  if (raw.length > maxIndexBytes(o.ledgerSize)) return damaged();
+  let parsed: ReturnType<typeof parseIndex>;
+  try {
+    parsed = parseIndex(raw);
+  } catch {
+    // whatever a crafted file makes parsing do, it only ever means "rebuild"
+    parsed = null;
   }
+  if (parsed === null) return damaged();
   // after a torn append (a killed writer) the next write replaces the whole file rather than add to it
   return { covered: parsed.covered, search: parsed.search, file: parsed.torn ? null : { ino: id.ino, size: raw.length } };
 }
@@ -157,12 +167,37 @@ function isBatch(b: unknown): b is Batch {
 }
 
 /**
+ * Whether `b` is a batch our writer could have written after `prev`: it starts where `prev` ends and
+ * covers bytes (only a whole index of an empty ledger covers none, and then holds nothing), its last line
+ * lies in its range, its facts and forgets belong to entries after `prev.seq` and up to its own `seq`, in
+ * order. A crafted index that claims more (facts of no ledger entry, a seq that would make every real
+ * entry out of sequence) is damaged, and rebuilt.
+ */
+function continues(prev: Covered, b: Batch): boolean {
+  if (b.start !== prev.end) return false;
+  if (b.end === b.start) return b.start === 0 && b.seq === null && b.facts.length === 0 && b.forget.length === 0;
+  if (b.end < b.start || b.lastStart < b.start || b.lastStart >= b.end) return false;
+  if (prev.seq !== null && (b.seq === null || b.seq < prev.seq)) return false;
+  let last = prev.seq ?? 0;
+  for (const [seq] of b.facts) {
+    if (b.seq === null || seq <= (prev.seq ?? 0) || seq > b.seq || seq < last) return false;
+    last = seq;
+  }
+  return b.forget.every(([seq]) => b.seq !== null && seq <= b.seq);
+}
+
+/** The largest recall.jsonl a ledger of `ledgerSize` bytes can have (a fact costs the index a few dozen bytes more than the ledger). */
+function maxIndexBytes(ledgerSize: number): number {
+  return Math.min(8 * ledgerSize + 1024 * 1024, 256 * 1024 * 1024);
+}
+
+/**
  * Whether the ledger is the file indexed and still holds, at the same place, the last line the index
  * covers. (An edit in place that keeps both is not seen: deleting recall.jsonl rebuilds it.)
  */
 async function stillMatches(o: SyncOptions, c: Covered): Promise<boolean> {
   if (c.end === 0) return true;
-  if (c.end > o.ledgerSize || c.end - c.lastStart > MAX_ENTRY_BYTES + 1) return false;
+  if (c.end > o.ledgerSize || c.lastStart >= c.end || c.end - c.lastStart > MAX_ENTRY_BYTES + 1) return false;
   const h = await o.fs.openRead(o.ledger);
   if (h === null) return false;
   try {
@@ -227,3 +262,16 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
   }
 }
 
+/**
+ * How recall.jsonl stands against the ledger, read without writing (`vvm memory doctor`): `missing` (a
+ * `continue` call builds it), `damaged` (`detail` says how), `stale` (the ledger is not the one indexed,
+ * or was cut or edited), or `ok` (it may cover less than the ledger: the next call adds the rest).
+ */
+export async function indexState(o: Pick<SyncOptions, "fs" | "ledger" | "index" | "ledgerSize">): Promise<{ state: "ok" | "missing" | "damaged" | "stale"; detail: string | null }> {
+  let detail: string | null = null;
+  const opts: SyncOptions = { ...o, cache: new Map(), persist: false, warn: (m) => (detail = m) };
+  const idx = await fromDisk(opts);
+  if (idx === null) return detail !== null ? { state: "damaged", detail } : { state: "missing", detail: null };
+  if (!(await stillMatches(opts, idx.covered))) return { state: "stale", detail: null };
+  return { state: "ok", detail: null };
+}

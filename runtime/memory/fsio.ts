@@ -90,6 +90,11 @@ export interface MemoryFs {
   rename(from: string, to: string): Promise<void>;
   /** unlink a name (a link itself, never its target; an empty directory too); a name already gone is not an error */
   remove(file: string): Promise<void>;
+  /**
+   * What is at `file` itself (a link is not followed): its type, size and number of names, or null when
+   * nothing is there.
+   */
+  inspect(file: string): Promise<{ type: "file" | "dir" | "link" | "other"; size: number; nlink: number; mtimeMs: number } | null>;
 }
 
 const fsyncAsync = promisify(fsync);
@@ -343,6 +348,16 @@ export const nodeFs: MemoryFs = {
     } catch (err) {
       if (errno(err) === "EISDIR" || errno(err) === "EPERM") rmdirSync(file);
       else if (!isENOENT(err)) throw err;
+    }
+  },
+  async inspect(file) {
+    try {
+      const st = lstatSync(file);
+      const type = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+      return { type, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
     }
   },
 };

@@ -123,6 +123,23 @@ function holderGone(h: Holder | null): boolean {
 }
 
 /**
+ * What a lock file (or whatever stands at `lock`) says, for `vvm memory doctor`: its holder, and whether
+ * a call would take it over now (its holder is a process of this machine that has exited, or it was not
+ * refreshed for `staleMs`). Null when there is no lock.
+ */
+export function judgeLock(file: string, staleMs: number, now = Date.now()): { holder: Holder | null; stale: "gone" | "old" | null } | null {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(file);
+  } catch (err) {
+    if (errno(err) === "ENOENT") return null;
+    throw err;
+  }
+  const holder = readHolder(file);
+  return { holder, stale: holderGone(holder) ? "gone" : now - st.mtimeMs > staleMs ? "old" : null };
+}
+
+/**
  * Move a stale lock out of the way (a rename, so of two processes that both judged it stale only one
  * moves it), then delete it. Whatever stands at `lock` goes: a file, a link (never followed), or the
  * directory an earlier release used.

@@ -1,14 +1,17 @@
-// The `vvm memory` commands that change a memory: restore, forget (and --purge). Each
+// The `vvm memory` commands that change a memory: restore, forget (and --purge), rm, doctor --fix. Each
 // takes the memory's lock exactly as a call does and works through a session of the store (session.ts):
 // the same recovery first, the same write order, atomic replacements and secret scan, and an entry in the
 // ledger whose provenance names the command and the user. spec/memory.md §13.
+import { realpathSync } from "node:fs";
+import path from "node:path";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
+import { examine, findingId, type Examination, type Finding } from "./doctor.ts";
 import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forget.ts";
 import { digestVersions } from "./history.ts";
 import { label, openLocked, storeShared } from "./index.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
-import { DEFAULT_STALE_MS } from "./lock.ts";
+import { acquire, DEFAULT_STALE_MS } from "./lock.ts";
 import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, type Outcome, type Session } from "./session.ts";
 import { ToolError } from "./tool-error.ts";
@@ -137,4 +140,129 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
     const removedFiles = await s.dropReplaced((raw) => raw === null || scrubber.holds(raw.toString("utf8")));
     return { seq: done.seq, facts, already, purge: { entries: done.rewritten, occurrences: scrubber.occurrences, removedFiles } };
   });
+}
+
+export interface Removed {
+  /** names removed from the memory directory (the directory itself last) */
+  files: string[];
+  bytes: number;
+  /** the directory itself could not be removed: a call took the memory's lock the moment it was released, and starts a new memory */
+  reused: boolean;
+}
+
+/**
+ * `vvm memory rm`: remove the memory's directory and everything in it, under its lock. Nothing is ever
+ * followed: the directory must be a directory inside its root (not a link, even to another memory),
+ * links in it are unlinked, and a subdirectory (none of the runtime's own) is entered only when it is a
+ * directory inside the memory's real path. ToolError when it does not exist or is in use past the timeout.
+ */
+export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise<Removed> {
+  const fs = o.fs ?? nodeFs;
+  const real = await realDirOf(loc);
+  const itself = await fs.inspect(loc.dir);
+  if (itself?.type !== "dir") throw new ToolError(`${label(loc)}: ${loc.dir} is a symbolic link, not the memory's own directory; remove the link by hand (rm never follows one)`, "refused");
+  const got = await acquire(loc.dir, o.lockTimeoutMs, Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), o.signal, () => o.warn(`${label(loc)}: waiting for the memory lock`));
+  if (!got.ok) {
+    if (got.reason === "error") throw new ToolError(`${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`, "refused");
+    throw new ToolError(`${label(loc)} is in use by another call or process; gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)`, "locked");
+  }
+  const removed: Removed = { files: [], bytes: 0, reused: false };
+  try {
+    // the lock is ours: the directory must still be the one checked
+    if ((await realDirOf(loc)) !== real) throw new ToolError(`${label(loc)}: the memory directory was moved or replaced; nothing removed`, "refused");
+    if (got.lock.compromised()) throw new ToolError(`${label(loc)}: the memory lock was lost; nothing removed`, "refused");
+    // the ledger first: from then on no call finds a memory to continue, only what is left to remove
+    const names = (await fs.list(loc.dir)).sort((a, b) => order(a) - order(b) || a.localeCompare(b));
+    for (const name of names) {
+      if (name === "lock") continue;
+      await removeTree(fs, loc.dir, name, real, removed);
+    }
+  } finally {
+    await got.lock.release();
+  }
+  try {
+    await fs.remove(loc.dir);
+    removed.files.push(".");
+  } catch (err) {
+    const c = (err as NodeJS.ErrnoException).code;
+    if (c !== "ENOTEMPTY" && c !== "EEXIST") throw err;
+    removed.reused = true;
+  }
+  return removed;
+}
+
+const ORDER = ["ledger.jsonl", "recall.jsonl", "digest.md", "meta.json"];
+const order = (name: string) => {
+  const i = ORDER.indexOf(name);
+  return i < 0 ? ORDER.length : i;
+};
+
+/** Remove `name` under the memory's directory, never following a link; a real subdirectory is emptied first. */
+async function removeTree(fs: MemoryFs, dir: string, name: string, realDir: string, removed: Removed): Promise<void> {
+  const file = path.join(dir, name);
+  const st = await fs.inspect(file);
+  if (st === null) return;
+  if (st.type === "dir") {
+    // only a directory that really lies inside the memory's directory is entered
+    const rel = path.relative(realDir, realpathSync.native(file));
+    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) throw new ToolError(`${name} resolves outside the memory directory; removed nothing more`, "refused");
+    for (const inner of await fs.list(file)) await removeTree(fs, dir, path.join(name, inner), realDir, removed);
+  }
+  await fs.remove(file);
+  removed.files.push(st.type === "dir" ? `${name}/` : name);
+  if (st.type === "file") removed.bytes += st.size;
+}
+
+export interface Doctored {
+  /** what was found before anything was fixed */
+  before: Examination;
+  /** what is found now (after --fix; the same as `before` without it) */
+  after: Examination;
+  /** the findings --fix repaired, and the `repair` entry that records them (null: none written) */
+  fixed: Finding[];
+  entry: number | null;
+  /** what the store said while it recovered the memory (its own repair entries, a wait for the lock) */
+  said: string[];
+  /** why --fix could not run at all (the memory could not be loaded), or null */
+  refused: string | null;
+}
+
+/**
+ * `vvm memory doctor`: the memory examined (doctor.ts). With `fix`, under the lock, the store's own
+ * recovery runs as a `continue` call's does (a stale lock taken over, leftovers removed, a torn tail and
+ * an interrupted update repaired, a hand edit recorded, recall.jsonl rebuilt), then derived files that
+ * cannot be used are removed and written afresh, and a `repair` entry lists what was fixed.
+ */
+export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOptions): Promise<Doctored> {
+  const fs = o.fs ?? nodeFs;
+  await realDirOf(loc);
+  const before = await examine(loc, fs);
+  const result: Doctored = { before, after: before, fixed: [], entry: null, said: [], refused: null };
+  if (!fix || !before.findings.some((f) => f.problem && f.fix !== null)) return result;
+  try {
+    const prefix = `${label(loc)}: `;
+    await withSession(loc, { ...o, warn: (m) => result.said.push(m.startsWith(prefix) ? m.slice(prefix.length) : m) }, async (s) => {
+      const remove = [...new Set(before.findings.flatMap((f) => (f.remove !== undefined && f.fix !== null ? [f.remove] : [])))];
+      await s.rebuildDerived(remove);
+      const now = new Set((await examine(loc, fs)).findings.map(findingId));
+      result.fixed = before.findings.filter((f) => f.problem && f.fix !== null && !now.has(findingId(f)));
+      if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
+    });
+  } catch (err) {
+    if (!(err instanceof ToolError)) throw err;
+    result.refused = err.message;
+  }
+  result.after = await examine(loc, fs);
+  return result;
+}
+
+/** Every memory directory (`k-…`) under a root, by name; [] when the root does not exist. */
+export async function memoryNames(root: string, fs: MemoryFs = nodeFs): Promise<string[]> {
+  try {
+    return (await fs.list(root)).filter((n) => n.startsWith("k-")).sort();
+  } catch (err) {
+    const c = (err as NodeJS.ErrnoException).code;
+    if (c === "ENOENT" || c === "ENOTDIR") return [];
+    throw err;
+  }
 }

@@ -821,6 +821,34 @@ export class Session implements MemorySession {
     return removed;
   }
 
+  /**
+   * `vvm memory doctor --fix`: a derived file (meta.json, recall.jsonl) that cannot be used as it is (a
+   * link, a hard link, a directory or FIFO, an oversized file) is unlinked, never followed, and written
+   * afresh: meta.json from digest.md and the ledger, recall.jsonl from the ledger.
+   */
+  async rebuildDerived(remove: ("meta.json" | "recall.jsonl")[]): Promise<void> {
+    await this.guard();
+    for (const name of remove) {
+      try {
+        await this.fs.remove(path.join(this.loc.dir, name));
+      } catch (err) {
+        // a directory with something in it: not ours to empty
+        this.warn(`${name} could not be removed (${code(err)}); it is left as it is`);
+      }
+    }
+    if (remove.includes("meta.json")) this.meta = null;
+    await syncFacts(this.recallSync(true));
+    await this.writeMeta();
+  }
+
+  /** Append a `repair` entry saying what a `vvm memory` command did; resolves to its seq. */
+  async recordRepair(reason: string): Promise<number> {
+    await this.guard();
+    const e = this.entry("repair", { reason, provenance: this.provenance() });
+    await this.append(e);
+    await this.writeMeta();
+    return e.seq;
+  }
 }
 
 function describeFindings(found: Finding[]): string {

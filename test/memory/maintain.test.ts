@@ -1,8 +1,8 @@
-// `vvm memory restore | forget` through the real CLI, on memories built by real runs (script
+// `vvm memory restore | forget | rm | doctor` through the real CLI, on memories built by real runs (script
 // provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
 // command and the user, never through a link, never a stack trace.
 import { createHash } from "node:crypto";
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { collect, runCli, spawnCli, type CliResult } from "../support/cli.ts";
@@ -320,6 +320,179 @@ describe("vvm memory restore while vvm run patches the same key", () => {
     for (const e of entries.filter((x) => x.kind === "restore")) expect(toolProvenance(e.provenance)).toEqual({ tool: "vvm memory restore", user: "alice" });
     explained(entries, await readFile(path.join(memDir(dir, "busy"), "digest.md"), "utf8"));
   }, 60_000);
+});
+
+describe("vvm memory rm", () => {
+  it("removes the memory's directory with --yes or a yes on the terminal, and nothing else", async () => {
+    const dir = await builtProject();
+    await writeFile(path.join(dir, "other.vvm"), program("other", "First shift: go."));
+    ok(await runCli(["run", "other.vvm", "--script", "script.yaml"], { cwd: dir }));
+    const mem = memDir(dir, KEY);
+    // off a terminal, without --yes: a usage error, nothing removed
+    const refused = await memory(dir, "rm", KEY);
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toBe('vvm: vvm memory rm asks before it removes a memory, and there is no terminal to ask on: pass --yes to remove memory project:"oncall:payments" without asking\n');
+    // a person at a terminal who says no
+    const no = await runCli(["memory", "rm", KEY], { cwd: dir, answer: "n" });
+    expect(no.code).toBe(1);
+    expect(no.stderr).toMatch(/^Remove memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments: 3 ledger entries, digest \d+ B\) and all its history\? This cannot be undone\. \[y\/N\] vvm: memory project:"oncall:payments" not removed\n$/);
+    expect((await stat(mem)).isDirectory()).toBe(true);
+    // and one who says yes
+    const yes = ok(await runCli(["memory", "rm", KEY], { cwd: dir, answer: "y" }));
+    expect(yes.stdout).toMatch(/^removed memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments\): \d+ files, \d+(\.\d)? (B|KB)\n$/);
+    await expect(lstat(mem)).rejects.toThrow(/ENOENT/);
+    expect(ok(await memory(dir, "ls")).stdout).toMatch(/^1 memory in \.vvm\/memory \(project scope\)\n {2}other /);
+    // --yes, --json; then the key is missing
+    const json = JSON.parse(ok(await memory(dir, "rm", "other", "--yes", "--json")).stdout);
+    expect(json).toMatchObject({ key: "other", directory_removed: true });
+    expect(json.removed.slice(0, 4)).toEqual(["ledger.jsonl", "recall.jsonl", "digest.md", "meta.json"]);
+    const missing = await memory(dir, "rm", "other", "--yes");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^vvm: no memory project:"other" in \.vvm\/memory/);
+    noStack(missing);
+  });
+
+  it("never follows a link: a link in the memory is unlinked, a memory that is a link is refused, a held lock is waited for", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const outside = path.join(dir, "outside");
+    await mkdir(outside);
+    await writeFile(path.join(outside, "precious.txt"), "keep me");
+    await symlink(outside, path.join(mem, "sub"));
+    await symlink(path.join(outside, "precious.txt"), path.join(mem, "notes.md"));
+    // another memory's name that is a link to this one
+    const alias = path.join(dir, ".vvm", "memory", "k-alias");
+    await symlink(mem, alias);
+    const aliased = await memory(dir, "rm", "alias", "--yes");
+    expect(aliased.code).toBe(1);
+    expect(aliased.stderr).toMatch(/^vvm: memory project:"alias": .*k-alias is a symbolic link, not the memory's own directory; remove the link by hand \(rm never follows one\)\n$/);
+    expect((await stat(path.join(mem, "ledger.jsonl"))).isFile()).toBe(true);
+
+    const { store } = makeStore(dir);
+    const held = await session(store, KEY);
+    const busy = await memory(dir, "rm", KEY, "--yes", "--lock-timeout", "200ms");
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toMatch(/is in use by another call or process; gave up after waiting 200 ms/);
+    await held.release();
+
+    ok(await memory(dir, "rm", KEY, "--yes"));
+    await expect(lstat(mem)).rejects.toThrow(/ENOENT/);
+    expect(await readFile(path.join(outside, "precious.txt"), "utf8")).toBe("keep me");
+    expect((await lstat(alias)).isSymbolicLink()).toBe(true);
+  });
+});
+
+describe("vvm memory doctor", () => {
+  it("a healthy memory built by runs: healthy, exit 0, and --fix writes nothing", async () => {
+    const dir = await builtProject();
+    const res = ok(await memory(dir, "doctor", KEY));
+    expect(res.stdout).toBe('memory project:"oncall:payments" (.vvm/memory/k-oncall_3apayments): healthy\n');
+    const snapshot = await filesUnder(path.join(dir, ".vvm"));
+    ok(await memory(dir, "doctor", "--fix"));
+    expect(await filesUnder(path.join(dir, ".vvm"))).toEqual(snapshot);
+    const json = JSON.parse(ok(await memory(dir, "doctor", "--json")).stdout);
+    expect(json).toMatchObject({ scope: "project", healthy: true, memories: [{ key: KEY, entries: 3, healthy: true, findings: [] }] });
+  });
+
+  it("reports a damaged memory; --fix repairs what can be repaired under the lock and records it; the rest is left to a person", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const outside = path.join(dir, "outside.json");
+    await writeFile(outside, '{"not": "meta"}\n');
+    // a hand edit of the ledger (a new file, as sed -i makes) with a line that is not an entry
+    const lines = (await readFile(path.join(mem, "ledger.jsonl"), "utf8")).split("\n");
+    lines.splice(1, 0, "this line is not JSON");
+    await writeFile(path.join(mem, "ledger.jsonl.new"), lines.join("\n"));
+    await rm(path.join(mem, "ledger.jsonl"));
+    await writeFile(path.join(mem, "ledger.jsonl"), lines.join("\n"));
+    await rm(path.join(mem, "ledger.jsonl.new"));
+    // a killed writer: a torn tail, a temporary file, its lock
+    await appendFile(path.join(mem, "ledger.jsonl"), '{"v":1,"seq":4,"kind":"pat');
+    await writeFile(path.join(mem, "digest.md.0123456789abcdef01.tmp"), "half a digest");
+    await writeFile(path.join(mem, "lock"), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00Z" }));
+    // a person's edit, and meta.json replaced by a link out of the memory
+    await appendFile(path.join(mem, "digest.md"), "- a person's note\n");
+    await rm(path.join(mem, "meta.json"));
+    await symlink(outside, path.join(mem, "meta.json"));
+    const old = new Date(Date.now() - 60_000);
+    await utimes(path.join(mem, "lock"), old, old);
+
+    const res = await memory(dir, "doctor", KEY);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments\): 7 problems\n/);
+    const codes = JSON.parse((await memory(dir, "doctor", KEY, "--json")).stdout).findings.map((f: { code: string; fix: string | null }) => [f.code, f.fix !== null]);
+    expect(codes.sort()).toEqual([
+      ["digest-edited", true],
+      ["ledger-line", false],
+      ["lock-stale", true],
+      ["not-regular", true],
+      ["orphan", true],
+      ["recall", true],
+      ["torn-tail", true],
+    ]);
+    expect(res.stdout).toContain("  problem: ledger.jsonl: the line at byte ");
+    expect(res.stdout).toContain("      fix by hand\n");
+
+    const fixed = await memory(dir, "doctor", KEY, "--fix");
+    expect(fixed.code).toBe(1); // the unreadable line is a person's to mend
+    expect(fixed.stdout).toMatch(/^memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments\): 1 problem\n {2}fixed 6 \(recorded in the ledger as entry 6\):\n/);
+    expect(await readFile(outside, "utf8")).toBe('{"not": "meta"}\n');
+    expect((await lstat(path.join(mem, "meta.json"))).isFile()).toBe(true);
+    expect((await readdir(mem)).filter((f) => !PREV.test(f)).sort()).toEqual(["digest.md", "ledger.jsonl", "meta.json", "recall.jsonl"]);
+    const { entries, badLines, tornBytes } = await ledger(dir, KEY);
+    expect({ bad: badLines.length, tornBytes }).toEqual({ bad: 1, tornBytes: 0 });
+    expect(entries.slice(3).map((e) => [e.seq, e.kind, toolProvenance(e.provenance)?.tool])).toEqual([
+      [4, "repair", "vvm memory doctor"],
+      [5, "external_edit", "vvm memory doctor"],
+      [6, "repair", "vvm memory doctor"],
+    ]);
+    expect(entries[5].reason).toMatch(/^vvm memory doctor --fix: meta\.json is a symbolic link; .*ledger\.jsonl ends with 26 bytes of an incomplete line.*a stale lock: pid \d+ on .* no longer runs; digest\.md\.0123456789abcdef01\.tmp was left by an interrupted write; recall\.jsonl does not match ledger\.jsonl/);
+
+    // the person mends the ledger; doctor --fix rebuilds the index the edit made stale, and all is well
+    const mended = (await readFile(path.join(mem, "ledger.jsonl"), "utf8")).replace("this line is not JSON\n", "");
+    await rm(path.join(mem, "ledger.jsonl"));
+    await writeFile(path.join(mem, "ledger.jsonl"), mended);
+    ok(await memory(dir, "doctor", KEY, "--fix"));
+    expect(JSON.parse(ok(await memory(dir, "doctor", "--json")).stdout).memories[0]).toMatchObject({ healthy: true });
+  });
+
+  it("oversized and linked memory files are a person's to fix; a held lock is a note; a missing key is exit 1", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    await writeFile(path.join(mem, "digest.md"), "x".repeat(1024 * 1024 + 1));
+    const { store } = makeStore(dir);
+    const held = await session(store, KEY);
+    try {
+      const json = JSON.parse((await memory(dir, "doctor", KEY, "--json")).stdout);
+      expect(json.findings.map((f: { code: string; severity: string; fix: string | null }) => [f.code, f.severity, f.fix])).toEqual([
+        ["oversized", "problem", null],
+        // the call holding the lock recorded the edit; meta.json is written when it completes
+        ["meta-stale", "problem", "write meta.json afresh"],
+        ["lock-held", "note", null],
+      ]);
+    } finally {
+      await held.release();
+    }
+    await rm(path.join(mem, "ledger.jsonl"));
+    await symlink(path.join(dir, "script.yaml"), path.join(mem, "ledger.jsonl"));
+    const res = await memory(dir, "doctor", KEY, "--fix");
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain("problem: ledger.jsonl is a symbolic link; it is never read or written through, so every continue call on this memory fails\n      fix by hand\n");
+    noStack(res);
+    const missing = await memory(dir, "doctor", "nope");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^vvm: no memory project:"nope"/);
+    // every memory under the root: one that is a link out of the root is reported, never entered
+    const elsewhere = path.join(dir, "elsewhere");
+    await mkdir(elsewhere);
+    await symlink(elsewhere, path.join(dir, ".vvm", "memory", "k-planted"));
+    const all = await memory(dir, "doctor", "--fix", "--json");
+    expect(all.code).toBe(1);
+    const json = JSON.parse(all.stdout);
+    expect(json.memories.map((m: { key: string }) => m.key)).toEqual([KEY]);
+    expect(json.unreadable).toEqual([{ dir: path.join(dir, ".vvm", "memory", "k-planted"), problem: expect.stringMatching(/k-planted resolves to .*elsewhere, outside .* \(symbolic link\?\)$/) }]);
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
 });
 
 describe("ledgers with the new kinds", () => {

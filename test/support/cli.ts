@@ -22,6 +22,8 @@ export interface CliOptions {
   stdin?: string | Uint8Array;
   /** spawnCli only: a file descriptor for the child's stdout instead of a pipe */
   stdoutFd?: number;
+  /** in-process only: a person at a terminal, giving this answer to any question (default: no terminal) */
+  answer?: string | null;
 }
 
 /** All a test takes from the caller's environment: where programs are found and temporary files go. */
@@ -50,6 +52,13 @@ export function testIO(write: (stream: "out" | "err", s: string) => void, opts: 
     stderrIsTTY: opts.stderrIsTTY ?? false,
     signal: opts.signal ?? new AbortController().signal,
     readStdin: async () => (typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array())),
+    ask:
+      opts.answer === undefined
+        ? undefined
+        : async (question: string) => {
+            write("err", question);
+            return opts.answer ?? null;
+          },
   };
 }
 

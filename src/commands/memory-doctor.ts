@@ -1,0 +1,100 @@
+// `vvm memory doctor [KEY]`: check one memory, or every memory under the root, whole; --fix repairs what
+// can be repaired under the lock and records it in the ledger (runtime/memory/doctor.ts, maintain.ts).
+// Exit 0 when no problem is left, 1 when one is (or the memory does not exist).
+import path from "node:path";
+import { displayPath, EXIT, type CliIO } from "../io.ts";
+import { nodeFs } from "../../runtime/memory/fsio.ts";
+import type { Finding } from "../../runtime/memory/doctor.ts";
+import { escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
+import type { Doctored } from "../../runtime/memory/maintain.ts";
+import { parseMeta } from "../../runtime/memory/state.ts";
+import { existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
+
+export type DoctorFlags = WriteFlags & { fix?: boolean };
+
+const finding = (f: Finding) => ({ code: f.code, severity: f.problem ? "problem" : "note", message: f.message, fix: f.fix });
+
+function report(d: Doctored, known: boolean, io: CliIO) {
+  const left = d.after.findings.filter((f) => f.problem);
+  return {
+    json: {
+      key: known ? d.after.loc.key : null,
+      scope: d.after.loc.scope,
+      dir: d.after.loc.dir,
+      entries: d.after.entries,
+      ledger_bytes: d.after.ledgerBytes,
+      healthy: left.length === 0,
+      findings: d.after.findings.map(finding),
+      fixed: d.fixed.map(finding),
+      entry: d.entry,
+      said: d.said,
+      fix_refused: d.refused,
+    },
+    text: () => {
+      const loc = d.after.loc;
+      const name = known ? label(loc) : `memory directory ${path.basename(loc.dir)} (key unknown)`;
+      const notes = d.after.findings.length - left.length;
+      let out = `${name} (${displayPath(loc.dir, io)}): ${left.length === 0 ? "healthy" : `${left.length} problem${left.length === 1 ? "" : "s"}`}${notes > 0 ? `, ${notes} note${notes === 1 ? "" : "s"}` : ""}\n`;
+      if (d.fixed.length > 0) {
+        out += `  fixed ${d.fixed.length} (recorded in the ledger as entry ${d.entry}):\n`;
+        for (const f of d.fixed) out += `    ${f.message}\n`;
+      }
+      for (const s of d.said) out += `  the store: ${s}\n`;
+      if (d.refused !== null) out += `  --fix could not run: ${d.refused}\n`;
+      for (const f of left) out += `  problem: ${f.message}\n      ${f.fix === null ? "fix by hand" : `--fix will ${f.fix}`}\n`;
+      for (const f of d.after.findings.filter((x) => !x.problem)) out += `  note: ${f.message}\n`;
+      return out;
+    },
+    healthy: left.length === 0,
+  };
+}
+
+/** The key a memory directory holds: its name decoded, or meta.json's key when that key escapes to the name. */
+async function keyOf(name: string, dir: string): Promise<string | null> {
+  const key = unescapeKey(name);
+  if (key !== null) return key;
+  try {
+    const meta = parseMeta((await nodeFs.readFile(path.join(dir, "meta.json"))) ?? Buffer.from(""));
+    return typeof meta?.key === "string" && escapeKey(meta.key) === name ? meta.key : null;
+  } catch {
+    return null;
+  }
+}
+
+export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: CliIO): Promise<number> {
+  return memoryCommand(io, async () => {
+    const { doctorMemory, memoryNames, ToolError } = await import("../../runtime/memory/maintain.ts");
+    const opts = toolOptions("doctor", flags, io);
+    const fix = flags.fix === true;
+    if (key !== undefined) {
+      const loc = await existing(key, flags, io);
+      const r = report(await doctorMemory(loc, fix, opts), true, io);
+      io.stdout.write(flags.json ? JSON.stringify(r.json, null, 2) + "\n" : r.text());
+      return r.healthy ? EXIT.ok : EXIT.missing;
+    }
+    const w = where(flags, io);
+    const reports: ReturnType<typeof report>[] = [];
+    const unreadable: { dir: string; problem: string }[] = [];
+    for (const name of await memoryNames(w.root)) {
+      const dir = path.join(w.root, name);
+      const k = await keyOf(name, dir);
+      const loc: MemoryLocation = { scope: w.scope, key: k ?? name, root: w.root, dir };
+      try {
+        // a memory whose key is unknown is examined, never fixed: meta.json would be written with a wrong key
+        reports.push(report(await doctorMemory(loc, fix && k !== null, opts), k !== null, io));
+      } catch (err) {
+        if (!(err instanceof ToolError)) throw err;
+        unreadable.push({ dir, problem: err.message });
+      }
+    }
+    const healthy = unreadable.length === 0 && reports.every((r) => r.healthy);
+    if (flags.json) io.stdout.write(JSON.stringify({ scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable }, null, 2) + "\n");
+    else {
+      let out = reports.length + unreadable.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
+      for (const r of reports) out += r.text();
+      for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
+      io.stdout.write(out);
+    }
+    return healthy ? EXIT.ok : EXIT.missing;
+  });
+}

@@ -1,0 +1,31 @@
+// `vvm memory rm KEY`: remove a memory's whole directory, after a person confirms it on a terminal
+// (--yes instead, anywhere else), under the memory's lock (runtime/memory/maintain.ts does the work).
+import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
+import { emit, inspectKey, label, memoryCommand, size, toolOptions, type WriteFlags } from "./memory.ts";
+
+export type RmFlags = WriteFlags & { yes?: boolean };
+
+export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number> {
+  return memoryCommand(io, async () => {
+    const i = await inspectKey(key, flags, io);
+    const loc = i.loc;
+    if (!flags.yes) {
+      if (io.ask === undefined) throw new UsageError(`vvm memory rm asks before it removes a memory, and there is no terminal to ask on: pass --yes to remove ${label(loc)} without asking`);
+      const entries = i.ledger.last?.seq ?? i.meta?.last_seq ?? 0;
+      const answer = await io.ask(`Remove ${label(loc)} (${displayPath(loc.dir, io)}: ${entries} ledger ${entries === 1 ? "entry" : "entries"}, digest ${size(i.digest.size ?? 0)}) and all its history? This cannot be undone. [y/N] `);
+      if (!/^\s*y(es)?\s*$/i.test(answer ?? "")) {
+        io.stderr.write(`vvm: ${label(loc)} not removed\n`);
+        return EXIT.missing;
+      }
+    }
+    const { removeMemory } = await import("../../runtime/memory/maintain.ts");
+    const r = await removeMemory(loc, toolOptions("rm", flags, io));
+    const files = r.files.filter((f) => f !== ".");
+    const json = { key: loc.key, scope: loc.scope, dir: loc.dir, removed: files, bytes: r.bytes, directory_removed: !r.reused };
+    return emit(io, flags, json, () => {
+      let out = `removed ${label(loc)} (${displayPath(loc.dir, io)}): ${files.length} file${files.length === 1 ? "" : "s"}, ${size(r.bytes)}\n`;
+      if (r.reused) out += "(a call took the memory the moment it was free: it starts a new, empty memory in that directory)\n";
+      return out;
+    });
+  });
+}
