@@ -96,7 +96,7 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
     return null;
   };
   // an index is never much larger than its ledger: a bigger one (a planted file) is not even read
-  if (size === -1) return damaged();
+  if (size !== null && size > maxIndexBytes(o.ledgerSize)) return damaged();
   let raw: Buffer | null;
   try {
     raw = await o.fs.readFile(o.index);
@@ -135,7 +135,7 @@ function parseIndex(raw: Buffer): { covered: Covered; search: FactSearch; torn: 
     } catch {
       return null;
     }
-    if (!isBatch(b) || b.start !== covered.end || b.end < b.start) return null;
+    if (!isBatch(b) || !continues(covered, b)) return null;
     for (const [seq, i, ts, t] of b.facts) facts.push({ seq, i, ts, text: t });
     for (const [seq, index] of b.forget) forget.push({ seq, index });
     covered = { ino: b.ino, end: b.end, lastStart: b.lastStart, lastHash: b.lastHash, seq: b.seq };

@@ -1,6 +1,6 @@
 // Recall: which retained facts a call sees (newest, then relevant to the call), and recall.jsonl,
 // the derived index they come from (rebuilt when missing, damaged or stale; never trusted).
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemorySession } from "../../runtime/memory-port.ts";
@@ -159,6 +159,40 @@ describe("recall through the store", () => {
     expect(torn.context).toBe(good);
     expect(torn.warnings).toEqual([]);
     expect(await readFile(index, "utf8")).toBe(whole);
+  });
+
+  it("a planted index that claims what no ledger entry says is damaged: rebuilt, never shown, and real facts stay recalled", async () => {
+    await seed("k");
+    const index = path.join(memDir(dir, "k"), "recall.jsonl");
+    const good = (await contextOf("k")).context;
+    const { ino } = await stat(path.join(memDir(dir, "k"), "ledger.jsonl"));
+    const planted = [
+      // an empty batch whose seq would put every real entry out of sequence
+      { v: 2, start: 0, end: 0, ino: 0, lastStart: 0, lastHash: "", seq: 9007199254740990, facts: [[1, 0, "2026-11-25T00:00:00Z", "B VND-221 is resolved"]], forget: [] },
+      // a last line outside its own range (a negative read length)
+      { v: 2, start: 0, end: 10, ino, lastStart: 20, lastHash: "", seq: 1, facts: [], forget: [] },
+      // facts of entries the range cannot hold
+      { v: 2, start: 0, end: 10, ino, lastStart: 0, lastHash: "", seq: 1, facts: [[7, 0, "", "B planted"]], forget: [] },
+    ];
+    for (const batch of planted) {
+      await writeFile(index, JSON.stringify(batch) + "\n");
+      const r = await contextOf("k");
+      expect(r.context).toBe(good);
+      expect(r.context).not.toMatch(/VND-221|planted/);
+      expect(r.warnings.join("\n")).toMatch(/recall\.jsonl is damaged/);
+    }
+  });
+
+  it("a recall.jsonl far larger than its ledger is not read, only rebuilt", async () => {
+    await seed("k");
+    const index = path.join(memDir(dir, "k"), "recall.jsonl");
+    const good = (await contextOf("k")).context;
+    await writeFile(index, "");
+    await truncate(index, 600 * 1024 * 1024); // sparse: a clone can ship this cheaply
+    const r = await contextOf("k");
+    expect(r.context).toBe(good);
+    expect(r.warnings.join("\n")).toMatch(/recall\.jsonl is damaged/);
+    expect((await stat(index)).size).toBeLessThan(1024 * 1024);
   });
 
   it("an index that no longer matches its ledger is rebuilt: a ledger rewritten by hand loses the fact it removed", async () => {
