@@ -120,7 +120,8 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
   let meta: Meta | null = null;
   try {
     const raw = await fs.readFile(files.meta);
-    if (raw !== null) {
+    // empty: created by a writer killed before its first write, like none at all
+    if (raw !== null && raw.length > 0) {
       meta = parseMeta(raw);
       if (meta === null) warnings.push("meta.json is not valid; the next continue call rebuilds it");
     }

@@ -400,7 +400,8 @@ export class Session implements MemorySession {
       this.shared.warnOnce(this.loc, "meta", `meta.json cannot be read (${code(err)}); it is ignored and rebuilt on the next update`);
       return null;
     }
-    if (raw === null) return null;
+    // empty: created by a writer killed before its first write (a creation is open, then write)
+    if (raw === null || raw.length === 0) return null;
     const meta = parseMeta(raw);
     if (meta === null) this.shared.warnOnce(this.loc, "meta", "meta.json is not valid; it is rebuilt on the next update");
     return meta;

@@ -556,6 +556,15 @@ describe("faults", () => {
     expect(healthy.warnings.join("\n")).toMatch(/completed an interrupted memory update/);
   });
 
+  it("an empty meta.json (a writer killed between creating and writing it) is like none: no warning, rebuilt", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ digest: "one" }));
+    await writeFile(path.join(memDir(dir, "k"), "meta.json"), "");
+    await call(store, "k", patchReply({ digest: "two" }));
+    expect(warnings).toEqual([]);
+    expect(JSON.parse(await readFile(path.join(memDir(dir, "k"), "meta.json"), "utf8")).last_seq).toBe(2);
+  });
+
   it("ENOSPC on meta.json: digest and ledger complete, meta rebuilt later, no false hand-edit", async () => {
     await seed();
     const { store, warnings } = makeStore(dir, { fs: failing("meta") });
