@@ -26,6 +26,9 @@ function current(digest: DigestFile, versions: DigestVersion[]) {
   return { sha256: digest.hash, chars: digest.parsed.unusable ? null : digest.parsed.body.length, version: same?.seq ?? null, unusable: digest.parsed.unusable };
 }
 
+
+/** Changed lines past which `diff` says the versions differ throughout instead of computing a line diff. */
+const MAX_EDIT_LINES = 2000;
 export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     const loc = await existing(key, flags, io);
@@ -95,7 +98,10 @@ export function memoryDiff(key: string, a: string, b: string | undefined, flags:
       if (now.parsed.unusable) throw new MissingMemory(`${label(loc)}: ${now.parsed.unusable}; give B to compare two versions`);
       right = { seq: null, version: versionOf(now.hash, found?.versions ?? []), body: now.parsed.body, title: "digest.md now" };
     }
-    const patch = left.body === right.body ? "" : createTwoFilesPatch("a/digest.md", "b/digest.md", left.body, right.body, left.title, right.title, { context: 3 }).replace(/^=+\n/, "");
+    // the line diff's cost grows with the number of changed lines: past MAX_EDIT_LINES it gives up (undefined)
+    // rather than run for minutes on two long digests that differ throughout
+    const computed = left.body === right.body ? "" : createTwoFilesPatch("a/digest.md", "b/digest.md", left.body, right.body, left.title, right.title, { context: 3, maxEditLength: MAX_EDIT_LINES });
+    const patch = computed === undefined ? null : computed.replace(/^=+\n/, "");
     const json = {
       key: loc.key,
       scope: loc.scope,
@@ -104,6 +110,6 @@ export function memoryDiff(key: string, a: string, b: string | undefined, flags:
       identical: patch === "",
       diff: patch,
     };
-    return emit(io, flags, json, () => patch);
+    return emit(io, flags, json, () => patch ?? `the two versions differ in more than ${MAX_EDIT_LINES} lines: no line-by-line diff (vvm memory show, or --json, prints each)\n`);
   });
 }

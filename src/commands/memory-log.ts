@@ -76,7 +76,9 @@ export function who(p: unknown, io: CliIO): string {
 }
 
 function logText(lines: LogLine[], torn: number, io: CliIO): string {
-  const seqWidth = Math.max(1, ...lines.map((l) => String(l.entry?.seq ?? "?").length));
+  // a loop, not Math.max(...lines): a long ledger has more lines than a call takes arguments
+  let seqWidth = 1;
+  for (const l of lines) seqWidth = Math.max(seqWidth, String(l.entry?.seq ?? "?").length);
   let out = "";
   for (const { start, entry } of lines) {
     if (entry === null) {

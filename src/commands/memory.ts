@@ -2,6 +2,7 @@
 // --path for scope "path", and the key as the program writes it, never the escaped directory name);
 // output as readable text or one JSON document; failures as one line on stderr with an exit code; for
 // the commands that write, who is writing (the user) and how long to wait for the memory's lock.
+import { printable } from "../printable.ts";
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -164,7 +165,8 @@ export function seqArg(text: string, name: string): number {
 
 /** One JSON document on stdout with --json, the readable text otherwise. */
 export function emit(io: CliIO, flags: WhereFlags, json: unknown, text: () => string): number {
-  io.stdout.write(flags.json ? JSON.stringify(json, null, 2) + "\n" : text());
+  // memory holds what models and people wrote: no control sequence of theirs reaches the terminal
+  io.stdout.write(flags.json ? JSON.stringify(json, null, 2) + "\n" : printable(text()));
   return EXIT.ok;
 }
 

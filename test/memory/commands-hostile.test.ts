@@ -1,0 +1,54 @@
+// `vvm memory` commands on memories a model or a repository made hostile: control sequences in what
+// they print, a ledger longer than a call takes arguments, two long digests that differ throughout.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
+import { memDir, patchLine } from "./helpers.ts";
+
+const base = useTempDir("vvm-mem-hostile-cmd-");
+/** C0 but tab and newline, DEL, C1, bidi controls. */
+// eslint-disable-next-line no-control-regex -- what the test looks for
+const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+const EVIL = "\u001b]0;PWNED\u0007\u001b[1A\u001b[2K\u009b31m\u202e";
+
+/** A memory whose ledger holds `lines` (written as a repository could ship it). */
+async function memory(name: string, lines: string[]): Promise<string> {
+  const dir = path.join(base, name);
+  await mkdir(memDir(dir, "k"), { recursive: true });
+  await writeFile(path.join(memDir(dir, "k"), "ledger.jsonl"), lines.join(""));
+  return dir;
+}
+
+const entry = (seq: number, extra: Record<string, unknown>) => JSON.stringify({ v: 1, ts: "2026-01-01T00:00:00Z", seq, kind: "patch", retain: [], digest_before: "x", digest_after: "y", provenance: null, ...extra }) + "\n";
+
+describe("vvm memory on hostile memories", () => {
+  it("show, log, search, history and diff print no control sequence from the memory", async () => {
+    const dir = await memory("evil", [entry(1, { digest: `first ${EVIL}\n`, retain: [`B fact ${EVIL} vendor`] }), entry(2, { digest: `second ${EVIL}\n`, kind: `patch${EVIL}` })]);
+    await writeFile(path.join(memDir(dir, "k"), "digest.md"), `second ${EVIL}\n`);
+    for (const args of [["show", "k"], ["log", "k"], ["search", "k", "vendor"], ["history", "k"], ["diff", "k", "1", "2"], ["ls"]]) {
+      const r = await runCli(["memory", ...args], { cwd: dir });
+      expect({ args, out: RAW.test(r.stdout), err: RAW.test(r.stderr) }).toEqual({ args, out: false, err: false });
+    }
+    const shown = await runCli(["memory", "show", "k"], { cwd: dir });
+    expect(shown.stdout).toContain("\\u001b]0;PWNED\\u0007");
+  });
+
+  it("log lists a ledger of 150,000 entries (no spread of every line into one call)", async () => {
+    const dir = await memory("long", Array.from({ length: 150_000 }, (_, i) => patchLine(i + 1, [])));
+    const r = await runCli(["memory", "log", "k"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimEnd().split("\n")).toHaveLength(150_000);
+  });
+
+  it("diff of two long digests that differ throughout says so instead of computing for minutes", async () => {
+    const lines = (tag: string) => Array.from({ length: 6000 }, (_, i) => `- ${tag} note ${i}`).join("\n") + "\n";
+    const dir = await memory("diff", [entry(1, { digest: lines("a") }), entry(2, { digest: lines("b") })]);
+    const r = await runCli(["memory", "diff", "k", "1", "2"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("the two versions differ in more than 2000 lines: no line-by-line diff (vvm memory show, or --json, prints each)\n");
+    const small = await memory("diff-small", [entry(1, { digest: "- one\n- two\n" }), entry(2, { digest: "- one\n- three\n" })]);
+    expect((await runCli(["memory", "diff", "k", "1", "2"], { cwd: small })).stdout).toContain("-- two\n+- three\n");
+  });
+});
