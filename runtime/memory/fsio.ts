@@ -29,6 +29,7 @@ import {
   renameSync,
   rmdirSync,
   statSync,
+  unlink,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -98,6 +99,7 @@ export interface MemoryFs {
 }
 
 const fsyncAsync = promisify(fsync);
+const unlinkAsync = promisify(unlink);
 
 /** fsync a directory: its entries (a new file, a new subdirectory) reach the disk. */
 function syncDir(dir: string): Promise<void> {
@@ -342,9 +344,11 @@ export const nodeFs: MemoryFs = {
   async rename(from, to) {
     renameSync(from, to);
   },
+  // on the thread pool: removing the last name of a file is disk work (~0.5 ms here) that a caller
+  // may overlap with other work (a session removes old replaced digests while the model answers)
   async remove(file) {
     try {
-      unlinkSync(file);
+      await unlinkAsync(file);
     } catch (err) {
       if (errno(err) === "EISDIR" || errno(err) === "EPERM") rmdirSync(file);
       else if (!isENOENT(err)) throw err;

@@ -99,6 +99,8 @@ export class Session implements MemorySession {
   private ledgerSize = 0;
   private seq = 0;
   private readonly fs: MemoryFs;
+  /** old replaced digests being removed (settleReplaced) */
+  private readonly removals: Promise<void>[] = [];
   private readonly files: { digest: string; ledger: string; meta: string; recall: string };
 
   /**
@@ -215,6 +217,8 @@ export class Session implements MemorySession {
 
   private async finish() {
     this.shared.sessions.delete(this);
+    // a replaced digest that failed to go is found and removed again by a later call
+    await Promise.all(this.removals);
     await this.lock?.release();
   }
 
@@ -336,7 +340,8 @@ export class Session implements MemorySession {
           continue;
         }
       }
-      if (raw === null || age >= KEEP_REPLACED_MS) await this.fs.remove(file);
+      // removed while the model answers; finish() waits for it before the lock is released
+      if (raw === null || age >= KEEP_REPLACED_MS) this.removals.push(this.fs.remove(file).catch(() => {}));
     }
   }
 
