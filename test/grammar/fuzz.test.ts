@@ -33,7 +33,8 @@ function wellFormed(source: string): void {
   const ms = performance.now() - t0;
   expect(ms).toBeLessThan(TIME_BOUND_MS);
   expect(r.program !== null || r.diagnostics.length > 0).toBe(true);
-  const lines = source.split("\n").length + 1;
+  // CR and CRLF are line breaks too (the parser reads them as LF)
+  const lines = source.replace(/\r\n?/g, "\n").split("\n").length + 1;
   for (const d of r.diagnostics as Diagnostic[]) {
     expect(d.code).toMatch(/^E0\d\d$/);
     expect(d.span.line).toBeGreaterThanOrEqual(1);
