@@ -13,9 +13,27 @@ export interface MemoryProvenance {
   mode: MemoryMode;
 }
 
+/** What a memory session did, for the trace: counts and outcomes, never fact or digest text. */
+export interface MemoryReport {
+  scope: string;
+  key: string;
+  mode: MemoryMode;
+  /** how long the call waited for the memory's lock */
+  lock_wait_ms: number;
+  facts_shown: number;
+  facts_hidden: number;
+  context_chars: number;
+  /** after the reply: `applied` (entry `seq`), `rejected` (entry `seq`, `reason`), `refused` (nothing written, `reason`), `unchanged` (no patch), or `none` (dry_run, fresh, a failed call) */
+  result: "applied" | "rejected" | "refused" | "unchanged" | "none";
+  seq: number | null;
+  reason: string | null;
+}
+
 export interface MemorySession {
   /** the Memory Context to send before the task, or null (`fresh`) */
   readonly context: string | null;
+  /** what the session did so far (complete once `complete` or `release` resolved) */
+  readonly report: MemoryReport;
   /**
    * After a successful reply: strip every `vvm-memory` block (all modes); in `continue`,
    * validate and apply the patch (or record why it was rejected). Releases the lock.

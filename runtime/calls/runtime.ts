@@ -140,6 +140,7 @@ export class CallRuntime implements AgentRuntime {
       outcome = await this.toolLoop(base, policy, signal, request, tools, maxTurns);
     } catch (err) {
       await session?.release();
+      this.memoryEvent(base, session);
       throw err;
     }
     loop.turns = outcome.turns;
@@ -147,12 +148,19 @@ export class CallRuntime implements AgentRuntime {
     const ms = performance.now() - started;
     if (!outcome.ok) {
       await session?.release();
+      this.memoryEvent(base, session);
       const value = outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model, outcome.turns);
       return this.finishCall(base, site, value, outcome.attempts, ms, loop);
     }
     // memory sees the final text only: the patch is extracted from the answer, never from a tool turn
     const text = session ? await session.complete(outcome.text) : outcome.text;
+    this.memoryEvent(base, session);
     return this.finishCall(base, site, text, outcome.attempts, ms, loop);
+  }
+
+  /** One `memory` trace event per call with memory: key, mode, lock wait, facts injected, what the reply's patch did. Never fact or digest text. */
+  private memoryEvent(base: Record<string, unknown>, session: MemorySession | null): void {
+    if (session !== null && this.deps.trace.enabled) this.deps.trace.emit({ type: "memory", ...base, ...session.report });
   }
 
   /**

@@ -80,6 +80,7 @@ export async function openLocked(
   o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string },
 ): Promise<Opened> {
   const call = "tool" in actor ? null : actor;
+  const waitStarted = performance.now();
   const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, (holder) => shared.warn(loc, call, `waiting for the memory lock (${heldBy(holder)})`));
   if (!got.ok) {
     switch (got.reason) {
@@ -96,6 +97,7 @@ export async function openLocked(
     }
   }
   const session = new Session(shared, loc, actor, got.lock, realDir, o.query);
+  session.report.lock_wait_ms = Math.round(performance.now() - waitStarted);
   try {
     await session.load();
   } catch (err) {
@@ -112,8 +114,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
   const shared = storeShared(fs, opts.budgetTokens, opts.warn, opts.showPath);
 
-  const fresh = (): MemorySession => ({
+  const fresh = (loc: MemoryLocation): MemorySession => ({
     context: null,
+    report: { scope: loc.scope, key: loc.key, mode: "fresh", lock_wait_ms: 0, facts_shown: 0, facts_hidden: 0, context_chars: 0, result: "none", seq: null, reason: null },
     complete: async (reply) => extractBlocks(reply).visible,
     release: async () => {},
   });
@@ -128,7 +131,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         if (err instanceof BindingError) return makeError("rejected", `invalid memory binding on agent ${prov.agentName}: ${err.message}`);
         throw err;
       }
-      if (mode === "fresh") return fresh();
+      if (mode === "fresh") return fresh(loc);
       if (mode === "continue") preloadSecretRules();
       let realDir: string | null;
       try {

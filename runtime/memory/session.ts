@@ -4,7 +4,7 @@
 import { syncFacts, type FactIndex, type SyncOptions } from "./fact-index.ts";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import type { MemoryMode, MemoryProvenance, MemorySession } from "../memory-port.ts";
+import type { MemoryMode, MemoryReport, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { BindingError, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
 import { ForwardLines, LEDGER_VERSION, MAX_ENTRY_BYTES, MAX_SEQ, scanTail, serializeEntry, wholeTail, type FactRef, type LedgerEntry, type Provenance, type TailCache, type ToolProvenance } from "./ledger.ts";
@@ -102,6 +102,7 @@ export class Session implements MemorySession {
   /** old replaced digests being removed (settleReplaced) */
   private readonly removals: Promise<void>[] = [];
   private readonly files: { digest: string; ledger: string; meta: string; recall: string };
+  readonly report: MemoryReport;
 
   /**
    * A session on a memory; `lock` is held (null only for a dry_run on a memory that does not exist yet)
@@ -125,6 +126,7 @@ export class Session implements MemorySession {
       meta: path.join(loc.dir, "meta.json"),
       recall: path.join(loc.dir, "recall.jsonl"),
     };
+    this.report = { scope: loc.scope, key: loc.key, mode: this.mode, lock_wait_ms: 0, facts_shown: 0, facts_hidden: 0, context_chars: 0, result: "none", seq: null, reason: null };
   }
 
   private get mode(): MemoryMode {
@@ -180,6 +182,7 @@ export class Session implements MemorySession {
     }
     const facts = await recalledFacts({ ...this.recallSync(writing), settings: this.parsed.settings, query: this.query, budgetChars: this.shared.retainChars });
     this.context = memoryContext(this.loc, this.parsed, facts, this.mode);
+    Object.assign(this.report, { facts_shown: facts.shown.length, facts_hidden: facts.hidden, context_chars: this.context.length });
   }
 
   /** How this session brings the recall index up to date (written to recall.jsonl when `persist`). */
@@ -202,7 +205,9 @@ export class Session implements MemorySession {
     try {
       if (this.mode === "continue" && this.lock !== null) await this.applyReply(blocks);
     } catch (err) {
-      this.warn(err instanceof Refused ? err.message : `memory not updated: ${code(err)}`);
+      const why = err instanceof Refused ? err.message : `memory not updated: ${code(err)}`;
+      Object.assign(this.report, { result: "refused", seq: null, reason: why });
+      this.warn(why);
     } finally {
       await this.finish();
     }
@@ -506,6 +511,7 @@ export class Session implements MemorySession {
     this.warn(`${what === "restore" ? "restore refused" : "patch rejected"}, memory unchanged: ${reason}`);
     await this.guard();
     await this.append(this.entry("rejected", { reason, provenance: this.provenance() }));
+    Object.assign(this.report, { result: "rejected", seq: this.seq, reason });
     await this.writeMeta();
   }
 
@@ -577,6 +583,7 @@ export class Session implements MemorySession {
     if (blocks.length === 0) {
       await this.guard();
       await this.writeMeta();
+      this.report.result = "unchanged";
       return;
     }
     if (blocks.length > 1) return this.reject(`${blocks.length} vvm-memory blocks in one reply; exactly one is accepted, so none was applied`);
@@ -585,7 +592,8 @@ export class Session implements MemorySession {
     const patch = verdict.patch;
     const found = await scanSecrets(patch.digest, patch.retain);
     if (found.length > 0) return this.reject(`likely secret found: ${describeFindings(found)}`);
-    await this.applyPatch(patch, { kind: "patch" });
+    const done = await this.applyPatch(patch, { kind: "patch" });
+    Object.assign(this.report, { result: done.applied ? "applied" : "unchanged", seq: done.seq, reason: done.notes.length > 0 ? done.notes.join("; ") : null });
   }
 
   /** Apply a valid, scanned patch (or a restore) with its guards, until it is applied or refused. */

@@ -4,7 +4,7 @@ import { AnthropicProvider, retryAfterMs } from "../../runtime/providers/anthrop
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { useStandin } from "../support/fixtures.ts";
-import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
+import { agent, callReq, chooseReq, harness, judgeReq, fakeReport } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
 const standin = useStandin();
@@ -67,7 +67,7 @@ describe("agent calls", () => {
     const { rt } = harness(provider(), {
       memory: {
         async open() {
-          return { context: "MEMORY: likes tea", complete: async (t: string) => t, release: async () => {} };
+          return { context: "MEMORY: likes tea", report: fakeReport(), complete: async (t: string) => t, release: async () => {} };
         },
       },
     });

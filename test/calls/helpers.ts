@@ -2,6 +2,7 @@
 import type { AgentCallRequest, ChooseRequest, JudgeKind, JudgeRequest } from "../../runtime/agent-runtime.ts";
 import { Accounting } from "../../runtime/calls/accounting.ts";
 import { CallRuntime, type CallRuntimeDeps } from "../../runtime/calls/runtime.ts";
+import type { MemoryReport } from "../../runtime/memory-port.ts";
 import type { Provider } from "../../runtime/provider.ts";
 import type { TraceEvent, TraceSink } from "../../runtime/trace.ts";
 import { VAgent, type Site, type Value } from "../../runtime/values.ts";
@@ -57,3 +58,6 @@ export function harness(provider: Provider, over: Partial<CallRuntimeDeps> = {})
   return { rt, acc, trace };
 }
 
+
+/** The report of a fake memory session (tests that stand in for the store). */
+export const fakeReport = (): MemoryReport => ({ scope: "project", key: "k", mode: "continue", lock_wait_ms: 0, facts_shown: 0, facts_hidden: 0, context_chars: 0, result: "none", seq: null, reason: null });

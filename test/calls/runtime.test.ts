@@ -5,7 +5,7 @@ import { durationMs, MAX_DURATION_MS, parseDuration } from "../../runtime/durati
 import { parseScript, ScriptProvider } from "../../runtime/providers/script.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { makeError, VvmRaise, type Value } from "../../runtime/values.ts";
-import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
+import { agent, callReq, chooseReq, harness, judgeReq, fakeReport } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
 const script = (yaml: string) => new ScriptProvider(parseScript(yaml, "test.yaml"));
@@ -177,6 +177,7 @@ describe("memory sessions", () => {
     const log: string[] = [];
     const session: MemorySession = {
       context: "CTX",
+      report: fakeReport(),
       async complete(t) {
         log.push(`complete ${t}`);
         return t.replace(/```vvm-memory[\s\S]*?```/, "").trim();
@@ -199,7 +200,7 @@ describe("memory sessions", () => {
 
   it("releases on failure and returns the error value; passes memory_mode", async () => {
     const log: string[] = [];
-    const session: MemorySession = { context: null, complete: async (t) => t, release: async () => void log.push("release") };
+    const session: MemorySession = { context: null, report: fakeReport(), complete: async (t) => t, release: async () => void log.push("release") };
     const { port, log: opens } = fakeMemory(session);
     const { rt } = harness(script(`- { kind: agent, error: { kind: rejected, status: 401 } }`), { memory: port });
     const out = await rt.call(callReq(agent("nb", { memory }), "t", null, { memory_mode: "dry_run" }));

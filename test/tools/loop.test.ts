@@ -11,7 +11,7 @@ import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { perm } from "../../stdlib/basics.ts";
 import { errorOf } from "../support/errors.ts";
 import { useTempDir } from "../support/fixtures.ts";
-import { agent, callReq, harness, site } from "../calls/helpers.ts";
+import { agent, callReq, harness, site, fakeReport } from "../calls/helpers.ts";
 
 const root = useTempDir("vvm-tool-loop-");
 let n = 0;
@@ -283,7 +283,7 @@ rules:
     const completed: string[] = [];
     const memory: MemoryPort = {
       async open() {
-        return { context: "CTX", complete: async (t: string) => (completed.push(t), t.replace(/\n```vvm-memory[\s\S]*```/, "")), release: async () => {} };
+        return { context: "CTX", report: fakeReport(), complete: async (t: string) => (completed.push(t), t.replace(/\n```vvm-memory[\s\S]*```/, "")), release: async () => {} };
       },
     };
     const p = new Recorder([() => toolTurn({ name: "read_file", input: { path: "docs/b.md" } }), () => textTurn('saw gamma\n```vvm-memory\n{"digest": "x"}\n```')]);
