@@ -70,8 +70,12 @@ interface Doc {
 function parts(f: Fact): { text: string; entities: string[]; weight: number } {
   const m = PREFIX.exec(f.text);
   const entities = [...f.text.matchAll(ENTITY)].map((e) => e[1].toLowerCase());
-  const weight = m?.[1] !== undefined ? 0.75 + 0.5 * Number(m[1]) : 1;
-  return { text: m ? f.text.slice(m[0].length) : f.text, entities, weight };
+  return { text: m ? f.text.slice(m[0].length) : f.text, entities, weight: weightOf(m) };
+}
+
+/** An opinion's confidence `c` scales its score by 0.75 + c/2; every other fact counts 1. */
+function weightOf(prefix: RegExpExecArray | null): number {
+  return prefix?.[1] !== undefined ? 0.75 + 0.5 * Number(prefix[1]) : 1;
 }
 
 /** The distinct terms of a text, in order of first appearance (at most `limit`). */
@@ -97,8 +101,13 @@ export class FactSearch {
   /** positions of the facts a `forget` entry removed: never searched, recalled or counted */
   readonly removed = new Set<number>();
   private readonly weights: number[] = [];
-  /** in how many facts each term occurs */
+  /** in how many indexed facts each term occurs */
   private readonly df = new Map<string, number>();
+  /**
+   * Facts [0, indexed) are in the search index and `df`. The rest are indexed on the first search: a call
+   * whose recall needs no search (recency, an empty query, `vvm memory show`) never pays for the index.
+   */
+  private indexed = 0;
   private readonly index = new MiniSearch<Doc>({
     fields: ["text"],
     tokenize: (text) => text.split(WORD_BREAK),
@@ -130,33 +139,45 @@ export class FactSearch {
     this.facts.forEach((f, k) => {
       if (this.removed.has(k) || !wanted.has(`${f.seq}:${f.i}`)) return;
       this.removed.add(k);
+      n++;
+      // a fact not indexed yet is simply never indexed
+      if (k >= this.indexed) return;
       this.index.discard(k);
       for (const t of terms(parts(f).text)) {
         const left = (this.df.get(t) ?? 1) - 1;
         if (left > 0) this.df.set(t, left);
         else this.df.delete(t);
       }
-      n++;
     });
     return n;
   }
 
   add(added: Fact[]): void {
-    const docs: Doc[] = [];
     for (const fact of added) {
       const f = fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact;
-      const p = parts(f);
-      for (const t of terms(p.text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
-      docs.push({ id: this.facts.length, text: p.text });
       this.facts.push(f);
-      this.weights.push(p.weight);
+      this.weights.push(weightOf(PREFIX.exec(f.text)));
     }
+  }
+
+  /** Index the facts added since the last search. */
+  private catchUp(): void {
+    const docs: Doc[] = [];
+    for (let k = this.indexed; k < this.facts.length; k++) {
+      if (this.removed.has(k)) continue;
+      const p = parts(this.facts[k]);
+      for (const t of terms(p.text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+      docs.push({ id: k, text: p.text });
+    }
+    this.indexed = this.facts.length;
     this.index.addAll(docs);
   }
 
   /** Positions of the facts most relevant to `text`, best first. */
   search(query: string): number[] {
     const text = query.slice(0, MAX_QUERY_CHARS);
+    if (text.trim() === "") return [];
+    this.catchUp();
     const entities = new Set([...text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()));
     const common = Math.max(MIN_COMMON, this.size * COMMON_SHARE);
     const all = terms(text, MAX_QUERY_TERMS).filter((t) => (this.df.get(t) ?? 0) > 0);
