@@ -4,8 +4,8 @@
 // byte), extends it with lines appended since, and rebuilds it from the ledger when it is missing,
 // unreadable or no longer matches. Deleting it loses nothing. A `forget` entry removes the facts it names
 // (they are never recalled again). spec/memory.md §3 "Recall".
-import { createHash } from "node:crypto";
 import type { MemoryFs } from "./fsio.ts";
+import { sha256 } from "./keys.ts";
 import { forgottenBy, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
 import { FactSearch, type Fact } from "./recall.ts";
 
@@ -43,7 +43,6 @@ export interface FactIndex {
 }
 
 const EMPTY: Covered = { ino: 0, end: 0, lastStart: 0, lastHash: "", seq: null };
-const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 export interface SyncOptions {
   fs: MemoryFs;

@@ -1,35 +1,25 @@
 // `vvm memory` reading commands through the real CLI, on memories built by real runs (script provider):
 // one with a hand edit, a rejected patch and a torn tail. They never write, never read through a link,
 // never print a stack trace, and `log --last` reads only the end of a long ledger.
-import { createHash } from "node:crypto";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { applyPatch } from "diff";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, type CliResult } from "../support/cli.ts";
+import { runCli } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
-import { ledger, makeStore, memDir, patchLine, patchReply, session } from "./helpers.ts";
+import { sha256 } from "../../runtime/memory/keys.ts";
+import { block, busyRun, expectRefused, noStack, ok, program, scriptFor } from "./projects.ts";
+import { ledger, makeStore, memDir, patchLine, session } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-cmd-");
 const standin = useStandin();
 
-const agent = (key: string) => `agent scribe(model="haiku", prompt="Keep the on-call notes.", memory={ scope: "project", key: ${JSON.stringify(key)} })`;
-const program = (key: string, task: string) => [agent(key), `r = @scribe \`${task}\`()`, "export r"].join("\n");
-const block = (patch: string) => "```vvm-memory\n" + patch + "\n```";
-const script = [
-  "rules:",
-  ...[
-    ["First shift", block(JSON.stringify({ digest: "## Open\n- VND-221 card-processor timeouts\n", retain: ["B first shift: VND-221 opened with the vendor", "N check the payment retries"] }))],
-    ["Second shift", block(JSON.stringify({ digest: "## Open\n- VND-221 vendor answered\n- api 4.18.3 deployed\n", retain: ["B second shift: api 4.18.3 deployed"] }))],
-    ["Third shift", block('{"digest": oops}')],
-  ].flatMap(([match, reply]) => ["  - kind: agent", `    match: ${JSON.stringify(match)}`, "    reply: |", `      Noted: ${match}.`, ...reply.split("\n").map((l) => "      " + l)]),
-].join("\n");
-
-function ok(res: CliResult): CliResult {
-  if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stderr}`);
-  return res;
-}
+const script = scriptFor([
+  ["First shift", block(JSON.stringify({ digest: "## Open\n- VND-221 card-processor timeouts\n", retain: ["B first shift: VND-221 opened with the vendor", "N check the payment retries"] }))],
+  ["Second shift", block(JSON.stringify({ digest: "## Open\n- VND-221 vendor answered\n- api 4.18.3 deployed\n", retain: ["B second shift: api 4.18.3 deployed"] }))],
+  ["Third shift", block('{"digest": oops}')],
+]);
 
 const KEY = "oncall:payments";
 
@@ -59,7 +49,7 @@ async function snapshot(dir: string): Promise<string[]> {
       const p = path.join(d, e.name);
       const st = await stat(p).catch(() => null);
       if (e.isDirectory()) await walk(p);
-      const hash = e.isFile() ? createHash("sha256").update(await readFile(p)).digest("hex") : e.isSymbolicLink() ? "link" : "";
+      const hash = e.isFile() ? sha256(await readFile(p)) : e.isSymbolicLink() ? "link" : "";
       out.push(`${path.relative(dir, p)} ${st?.size} ${st?.mode} ${st?.mtimeMs} ${hash}`);
     }
   };
@@ -67,7 +57,6 @@ async function snapshot(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-const noStack = (res: CliResult) => expect(res.stderr).not.toMatch(/\n\s+at .+:\d+/);
 
 describe("vvm memory, on a memory built by real runs", () => {
   it("ls: every memory by its key, with entries, digest size, last use and health", async () => {
@@ -290,13 +279,7 @@ describe("vvm memory, on a memory built by real runs", () => {
       [["ls", "--program", "missing.vvm"], 64, /--program missing\.vvm: no such file/],
       [["log"], 64, /missing required argument 'key'/],
     ];
-    for (const [args, code, message] of cases) {
-      const res = await runCli(["memory", ...args], { cwd: dir });
-      expect({ args, code: res.code }).toEqual({ args, code });
-      expect(res.stderr).toMatch(message);
-      expect(res.stdout).toBe("");
-      noStack(res);
-    }
+    await expectRefused(cases, (args) => runCli(["memory", ...args], { cwd: dir }));
   });
 
   it("other scopes: user under HOME, path relative to the project", async () => {
@@ -374,22 +357,9 @@ describe("vvm memory while a call holds the memory", () => {
 describe("vvm memory while another process commits", () => {
   it("show reads whole states only: a logged digest, logged facts, never a half-done commit", async () => {
     const dir = await mkdtemp(path.join(base, "busy-"));
-    const items = Array.from({ length: 30 }, (_, i) => i + 1);
-    await writeFile(
-      path.join(dir, "busy.vvm"),
-      [agent("busy"), "def note(n):", "  return @scribe `Record item {n}.`(n)", `out = map([${items.join(", ")}], note)`, "export out"].join("\n"),
-    );
-    let n = 0;
-    standin.setHandler(() => {
-      const i = ++n;
-      return { type: "text", delayMs: 5, text: patchReply({ digest: `## Count\n- item ${i} recorded\n`, retain: [`item ${i} recorded`] }, `done ${i}`) };
-    });
-    const child = spawnCli(["run", "busy.vvm"], { cwd: dir, env: standin.env() });
-    const done = collect(child);
-    let running = true;
-    void done.then(() => (running = false));
+    const { done, running } = await busyRun(dir, standin);
     const seen: { digest: string; facts: string[]; warnings: string[] }[] = [];
-    while (running) {
+    while (running()) {
       // give the event loop a turn: the child's exit is an I/O event, and in-process runs are all promises
       await new Promise((r) => setTimeout(r, 2));
       const res = await runCli(["memory", "show", "busy", "--json"], { cwd: dir });

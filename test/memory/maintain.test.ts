@@ -1,13 +1,14 @@
 // `vvm memory restore | forget | rm | doctor` through the real CLI, on memories built by real runs (script
 // provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
 // command and the user, never through a link, never a stack trace.
-import { createHash } from "node:crypto";
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, type CliResult } from "../support/cli.ts";
+import { runCli } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
+import { sha256 } from "../../runtime/memory/keys.ts";
 import { toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
+import { block, busyRun, expectRefused, noStack, ok, program, scriptFor } from "./projects.ts";
 import { ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-write-");
@@ -15,27 +16,14 @@ const standin = useStandin();
 
 const KEY = "oncall:payments";
 const PHONE = "555-0199-PRIYA";
-const agent = (key: string) => `agent scribe(model="haiku", prompt="Keep the on-call notes.", memory={ scope: "project", key: ${JSON.stringify(key)} })`;
-const program = (key: string, task: string) => [agent(key), `r = @scribe \`${task}\`()`, "export r"].join("\n");
-const block = (patch: string) => "```vvm-memory\n" + patch + "\n```";
 const V1 = "## Open\n- VND-221 card-processor timeouts\n";
 const V2 = `## Open\n- VND-221 vendor answered\n- call Priya on ${PHONE} about the refund\n`;
 const V3 = "## Open\n- VND-221 closed\n";
-const script = [
-  "rules:",
-  ...[
-    ["First shift", block(JSON.stringify({ digest: V1, retain: ["B first shift: VND-221 opened with the vendor", "N check the payment retries"] }))],
-    ["Second shift", block(JSON.stringify({ digest: V2, retain: ["B second shift: api 4.18.3 deployed", `W @Priya reachable on ${PHONE}`] }))],
-    ["Third shift", block(JSON.stringify({ digest: V3, retain: ["B third shift: the vendor closed VND-221"] }))],
-  ].flatMap(([match, reply]) => ["  - kind: agent", `    match: ${JSON.stringify(match)}`, "    reply: |", `      Noted: ${match}.`, ...reply.split("\n").map((l) => "      " + l)]),
-].join("\n");
-
-function ok(res: CliResult): CliResult {
-  if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stdout}\n${res.stderr}`);
-  return res;
-}
-const noStack = (res: CliResult) => expect(res.stderr).not.toMatch(/\n\s+at .+:\d+/);
-const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
+const script = scriptFor([
+  ["First shift", block(JSON.stringify({ digest: V1, retain: ["B first shift: VND-221 opened with the vendor", "N check the payment retries"] }))],
+  ["Second shift", block(JSON.stringify({ digest: V2, retain: ["B second shift: api 4.18.3 deployed", `W @Priya reachable on ${PHONE}`] }))],
+  ["Third shift", block(JSON.stringify({ digest: V3, retain: ["B third shift: the vendor closed VND-221"] }))],
+]);
 
 /** A project whose memory three runs built: digests V1, V2 (with a phone number), V3, five facts. */
 async function builtProject(): Promise<string> {
@@ -55,8 +43,8 @@ const memory = (dir: string, ...args: string[]) => runCli(["memory", ...args], {
 function explained(entries: LedgerEntry[], digestNow: string, prefix = "") {
   for (let i = 1; i < entries.length; i++) expect({ seq: entries[i].seq, before: entries[i].digest_before }).toEqual({ seq: entries[i].seq, before: entries[i - 1].digest_after });
   expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
-  for (const e of entries) if (typeof e.digest === "string" && e.purged_by === undefined) expect([sha(e.digest), sha(prefix + e.digest)]).toContain(e.digest_after);
-  expect(sha(digestNow)).toBe(entries.at(-1)!.digest_after);
+  for (const e of entries) if (typeof e.digest === "string" && e.purged_by === undefined) expect([sha256(e.digest), sha256(prefix + e.digest)]).toContain(e.digest_after);
+  expect(sha256(digestNow)).toBe(entries.at(-1)!.digest_after);
 }
 
 const PREV = /^digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev$/;
@@ -133,7 +121,7 @@ describe("vvm memory restore", () => {
     // a cloned repository can plant any ledger line: a version holding a token
     const token = "ghp_" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1aB3dE5gH7";
     const planted = `## Open\n- deploy token ${token}\n`;
-    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 4, kind: "external_edit", digest: planted, retain: [], digest_before: sha(V3), digest_after: sha(planted), provenance: null }) + "\n");
+    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 4, kind: "external_edit", digest: planted, retain: [], digest_before: sha256(V3), digest_after: sha256(planted), provenance: null }) + "\n");
     await writeFile(path.join(mem, "digest.md"), planted.replace(token, "(rotated)"));
     const before = await readFile(path.join(mem, "digest.md"), "utf8");
     const res = await memory(dir, "restore", KEY, "4");
@@ -150,13 +138,7 @@ describe("vvm memory restore", () => {
       [["restore", KEY], 64, /missing required argument 'seq'/],
       [["restore", KEY, "1", "--lock-timeout", "soon"], 64, /--lock-timeout/],
     ];
-    for (const [args, code, message] of cases) {
-      const r = await memory(dir, ...args);
-      expect({ args, code: r.code }).toEqual({ args, code });
-      expect(r.stderr).toMatch(message);
-      expect(r.stdout).toBe("");
-      noStack(r);
-    }
+    await expectRefused(cases, (args) => memory(dir, ...args));
   });
 
   it("waits for a call holding the lock, and gives up after --lock-timeout", async () => {
@@ -220,13 +202,7 @@ describe("vvm memory forget", () => {
       [["forget", "nope", "--fact", "1"], 1, /^vvm: no memory project:"nope"/],
     ];
     const n = (await ledger(dir, KEY)).entries.length;
-    for (const [args, code, message] of cases) {
-      const r = await memory(dir, ...args);
-      expect({ args, code: r.code }).toEqual({ args, code });
-      expect(r.stderr).toMatch(message);
-      expect(r.stdout).toBe("");
-      noStack(r);
-    }
+    await expectRefused(cases, (args) => memory(dir, ...args));
     expect((await ledger(dir, KEY)).entries).toHaveLength(n);
   });
 
@@ -235,12 +211,12 @@ describe("vvm memory forget", () => {
     const mem = memDir(dir, KEY);
     const before = (await ledger(dir, KEY)).entries;
     // a digest.md a commit replaced moments ago, holding the text (kept for a few seconds, §5)
-    await writeFile(path.join(mem, `digest.md.${sha(V2).slice(0, 16)}.0badc0de.prev`), V2);
+    await writeFile(path.join(mem, `digest.md.${sha256(V2).slice(0, 16)}.0badc0de.prev`), V2);
     // the phone number is in a retained fact and in the digest of entry 2: both must go
     const all = async () => [...(await filesUnder(path.join(dir, ".vvm"))).entries()].filter(([, c]) => c.includes(PHONE)).map(([f]) => path.basename(f));
     const holding = await all();
     expect(holding.filter((f) => !PREV.test(f)).sort()).toEqual(["ledger.jsonl", "recall.jsonl"]);
-    expect(holding).toContain(`digest.md.${sha(V2).slice(0, 16)}.0badc0de.prev`);
+    expect(holding).toContain(`digest.md.${sha256(V2).slice(0, 16)}.0badc0de.prev`);
 
     const res = ok(await memory(dir, "forget", KEY, "--match", PHONE, "--purge"));
     expect(res.stdout).toMatch(/^memory project:"oncall:payments": forgot 1 fact \(entry 4\); recall and vvm memory search no longer show it\n {2}\[#2:1\] \d{4}-.*Z\npurged: 1 ledger line rewritten, 2 occurrences replaced by the SHA-256 of what was removed; recall\.jsonl rebuilt; removed (digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev(, )?)+\n$/);
@@ -251,7 +227,7 @@ describe("vvm memory forget", () => {
     const after = (await ledger(dir, KEY)).entries;
     expect(after.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     const fact = `W @Priya reachable on ${PHONE}`;
-    expect(after[1]).toMatchObject({ seq: 2, purged_by: 4, retain: ["B second shift: api 4.18.3 deployed", { purged: sha(fact) }], digest: V2.replace(PHONE, `[purged sha256:${sha(PHONE)}]`) });
+    expect(after[1]).toMatchObject({ seq: 2, purged_by: 4, retain: ["B second shift: api 4.18.3 deployed", { purged: sha256(fact) }], digest: V2.replace(PHONE, `[purged sha256:${sha256(PHONE)}]`) });
     // untouched entries keep their bytes
     expect(after[0]).toEqual(before[0]);
     expect(after[2]).toEqual(before[2]);
@@ -290,19 +266,9 @@ describe("vvm memory forget", () => {
 describe("vvm memory restore while vvm run patches the same key", () => {
   it("two processes: every patch and every restore is in the ledger, in one unbroken chain", async () => {
     const dir = await mkdtemp(path.join(base, "busy-"));
-    const items = Array.from({ length: 30 }, (_, i) => i + 1);
-    await writeFile(path.join(dir, "busy.vvm"), [agent("busy"), "def note(n):", "  return @scribe `Record item {n}.`(n)", `out = map([${items.join(", ")}], note)`, "export out"].join("\n"));
-    let n = 0;
-    standin.setHandler(() => {
-      const i = ++n;
-      return { type: "text", delayMs: 5, text: patchReply({ digest: `## Count\n- item ${i} recorded\n`, retain: [`item ${i} recorded`] }, `done ${i}`) };
-    });
-    const child = spawnCli(["run", "busy.vvm"], { cwd: dir, env: standin.env() });
-    const done = collect(child);
-    let running = true;
-    void done.then(() => (running = false));
+    const { done, running } = await busyRun(dir, standin);
     let restored = 0;
-    while (running) {
+    while (running()) {
       await new Promise((r) => setTimeout(r, 5));
       const res = await memory(dir, "restore", "busy", "1", "--json");
       if (res.code === 1 && /no memory|has no entry 1/.test(res.stderr)) continue;
@@ -501,7 +467,7 @@ describe("ledgers with the new kinds", () => {
     ok(await memory(dir, "restore", KEY, "1"));
     ok(await memory(dir, "forget", KEY, "--fact", "3"));
     const mem = memDir(dir, KEY);
-    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 6, kind: "annotate", retain: [], digest_before: sha(V1), digest_after: sha(V1), provenance: null, note: "from a later release" }) + "\n");
+    await appendFile(path.join(mem, "ledger.jsonl"), JSON.stringify({ v: 1, ts: new Date().toISOString(), seq: 6, kind: "annotate", retain: [], digest_before: sha256(V1), digest_after: sha256(V1), provenance: null, note: "from a later release" }) + "\n");
     const run = ok(await runCli(["run", "s3.vvm", "--script", "script.yaml"], { cwd: dir }));
     expect(run.stderr).not.toMatch(/warning/);
     const { entries } = await ledger(dir, KEY);
