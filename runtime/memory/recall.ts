@@ -222,10 +222,11 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
   const { facts } = search;
   const chosen = new Set<number>();
   let used = 0;
-  const take = (k: number): boolean => {
+  /** Show fact `k` if it fits within `limit` characters in all (the whole budget unless said). */
+  const take = (k: number, limit = budgetChars): boolean => {
     if (chosen.has(k)) return true;
     const c = cost(facts[k]);
-    if (used + c > budgetChars) return false;
+    if (used + c > limit) return false;
     chosen.add(k);
     used += c;
     return true;
@@ -235,8 +236,7 @@ export function recall(search: FactSearch, query: string, budgetChars: number, m
   let k = facts.length - 1;
   for (; k >= 0; k--) {
     if (removed.has(k)) continue;
-    if (used + cost(facts[k]) > recentBudget) break;
-    take(k);
+    if (!take(k, recentBudget)) break;
   }
   if (mode === "relevant" && k >= 0) {
     const hits = search.search(query);
