@@ -4,7 +4,7 @@ import { readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemorySession } from "../../runtime/memory-port.ts";
-import { FactSearch, factLine, MAX_FACT_CHARS, recall, type Fact } from "../../runtime/memory/recall.ts";
+import { cost, FactSearch, factLine, MAX_FACT_CHARS, recall, type Fact } from "../../runtime/memory/recall.ts";
 import { binding, call, makeStore, memDir, patchLine, patchReply, plainFacts, prov, tempDir } from "./helpers.ts";
 
 let dir: string;
@@ -74,6 +74,16 @@ describe("facts a hand-edited ledger can hold", () => {
     const line = factLine({ seq: 1, i: 0, ts: "2026-01-01", text: "W a\n  b" + " ".repeat(200_000) + "x" });
     expect(line.startsWith("[#1 2026-01-01] W a b ")).toBe(true);
     expect(line.includes("\n")).toBe(false);
+  });
+
+  it("a fact's cost is its line's length plus the list markup, whatever its white space, digits or date", () => {
+    const facts: Fact[] = [
+      { seq: 1, i: 0, ts: "2026-01-01T10:00:00.000Z", text: "W plain" },
+      { seq: 123456, i: 3, ts: "2026-01-01", text: "B tabs\tand  spaces, no break" },
+      { seq: 7, i: 0, ts: "2026", text: "N a\r\n  b \n\n c" },
+      { seq: 8, i: 0, ts: "", text: "O(c=0.5) \u00e9t\u00e9 \u{1F600}\n" },
+    ];
+    for (const f of facts) expect(cost(f)).toBe(factLine(f).length + 3);
   });
 
   it("a fact longer than MAX_FACT_CHARS is cut, so it can neither fill the budget nor hide the others", () => {
