@@ -1,6 +1,7 @@
 // The one small interface every model provider implements (anthropic, sim, script).
 // Providers do a single attempt; retries, timeouts, memory and accounting live in the call layer.
 import type { JudgeKind } from "./agent-runtime.ts";
+import type { Site } from "./values.ts";
 
 export interface Usage {
   inputTokens: number;
@@ -23,6 +24,10 @@ export interface ModelRequest {
   /** agent name and call label, for sim/script matching and traces */
   agentName: string;
   callName: string | null;
+  /** the agents `agentName` was derived from with `.with(...)`, nearest first: script rules may name them too */
+  agentBases: readonly string[];
+  /** where the call is in the program, for messages about it (a script rule missing under --strict-script) */
+  site: Site;
   /** reply length limit (agent `max_tokens`, else the layer's default) */
   maxTokens?: number;
   /** tools offered to the model (absent or empty: none, and the request carries no `tools`) */
@@ -80,6 +85,8 @@ export interface JudgeModelRequest {
   input: string;
   /** option labels, for `choose` */
   labels: string[] | null;
+  /** where the judge is in the program, for messages about it */
+  site: Site;
   signal: AbortSignal;
 }
 

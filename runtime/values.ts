@@ -48,6 +48,8 @@ export class VAgent {
     readonly config: VObject,
     /** where it was declared (memory provenance, diagnostics) */
     readonly site: Site | null,
+    /** the agents it was derived from with `.with(...)`, nearest first (`acme = support.with(...)`: ["support"]) */
+    readonly bases: readonly string[] = [],
   ) {}
 }
 

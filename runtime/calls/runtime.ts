@@ -129,6 +129,8 @@ export class CallRuntime implements AgentRuntime {
       input: req.input === null ? null : serializeInput(req.input),
       agentName: agent.name,
       callName: opts.name,
+      agentBases: agent.bases,
+      site,
       maxTokens,
       tools: toolbox?.specs ?? [],
     };
@@ -257,7 +259,7 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { judge: id, kind, model };
     const started = performance.now();
-    const request = { kind, model, criterion, input: serializeInput(input), labels };
+    const request = { kind, model, criterion, input: serializeInput(input), labels, site };
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
     const ms = roundMs(performance.now() - started);
     this.deps.accounting.finished("judge", outcome.ok ? null : outcome.error === "cancelled" ? "cancelled" : outcome.error.kind);

@@ -8,8 +8,10 @@ export function deriveAgent(base: VAgent, overrides: Map<string, Value>, site: S
     const old = config.get(k);
     config.set(k, old instanceof Map && v instanceof Map ? new Map([...old, ...v]) : v);
   }
+  // a label (`support.with`, `<inline>`) names no agent a script rule could give: only real names are bases
+  const labelled = base.name.endsWith(".with") || base.name === "<inline>";
   const name = base.name.endsWith(".with") ? base.name : `${base.name}.with`;
-  return new VAgent(name, config, site);
+  return new VAgent(name, config, site, labelled ? base.bases : [base.name, ...base.bases]);
 }
 
 export function inlineAgent(config: Map<string, Value>, site: Site): VAgent {

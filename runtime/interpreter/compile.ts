@@ -678,7 +678,7 @@ export class ModuleCompiler {
         // `security = base.with(...)`: the derived agent takes the variable's name, so sim replies, script
         // rules, traces and memory provenance say `security`. Decided statically: other assignments pay nothing.
         if (s.value.kind === "Call" && s.value.callee.kind === "Member" && s.value.callee.name === "with") {
-          v = mapCE(v, (x) => (x instanceof VAgent ? new VAgent(s.target, x.config, x.site) : x));
+          v = mapCE(v, (x) => (x instanceof VAgent ? new VAgent(s.target, x.config, x.site, x.bases) : x));
         }
         if (!v.async) {
           const vr = v.run;

@@ -310,7 +310,7 @@ export class ScriptProvider implements Provider {
   async complete(req: ModelRequest): Promise<ModelReply> {
     // each earlier turn is an assistant reply and its tool results
     const turn = Math.floor((req.history?.length ?? 0) / 2) + 1;
-    const rule = this.take("agent", req.task, req.input ?? "", req.agentName, req.callName, turn);
+    const rule = this.take("agent", req.task, req.input ?? "", [req.agentName, ...req.agentBases], req.callName, turn);
     if (!rule) return this.sim.complete(req);
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
@@ -325,7 +325,7 @@ export class ScriptProvider implements Provider {
   }
 
   async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
-    const rule = this.take(req.kind, req.criterion, req.input, null, null, null);
+    const rule = this.take(req.kind, req.criterion, req.input, [], null, null);
     if (!rule) return this.sim.judge(req);
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
@@ -348,12 +348,15 @@ export class ScriptProvider implements Provider {
     }
   }
 
-  /** First live rule that matches; consumes one use synchronously so concurrent calls see a stable order. */
-  private take(kind: CallKind, text: string, input: string, agent: string | null, name: string | null, turn: number | null): ScriptRule | null {
+  /**
+   * First live rule that matches; consumes one use synchronously so concurrent calls see a stable order.
+   * `agents`: the name the call goes by, then the agents it was derived from; a rule may name any of them.
+   */
+  private take(kind: CallKind, text: string, input: string, agents: readonly string[], name: string | null, turn: number | null): ScriptRule | null {
     for (const r of this.rules) {
       if (r.remaining === 0 || !r.kinds.has(kind)) continue;
       if (r.turn !== null && r.turn !== turn) continue;
-      if (r.agent !== null && r.agent !== agent) continue;
+      if (r.agent !== null && !agents.includes(r.agent)) continue;
       if (r.name !== null && r.name !== name) continue;
       if (r.match !== null && !text.includes(r.match)) continue;
       if (r.regex !== null && !r.regex.test(text)) continue;
