@@ -73,11 +73,15 @@ interface Doc {
   text: string;
 }
 
-/** The fact without its retain prefix, its `@Entity` names, and an opinion's confidence as a weight (1 for everything else). */
-function parts(f: Fact): { text: string; entities: string[]; weight: number } {
+/** The fact without its retain prefix: the words that are indexed. */
+function body(f: Fact): string {
   const m = PREFIX.exec(f.text);
-  const entities = [...f.text.matchAll(ENTITY)].map((e) => e[1].toLowerCase());
-  return { text: m ? f.text.slice(m[0].length) : f.text, entities, weight: weightOf(m) };
+  return m ? f.text.slice(m[0].length) : f.text;
+}
+
+/** The fact's words and its `@Entity` names. */
+function parts(f: Fact): { text: string; entities: string[] } {
+  return { text: body(f), entities: [...f.text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()) };
 }
 
 /** An opinion's confidence `c` scales its score by 0.75 + c/2; every other fact counts 1. */
@@ -150,7 +154,7 @@ export class FactSearch {
       // a fact not indexed yet is simply never indexed
       if (k >= this.indexed) return;
       this.index.discard(k);
-      for (const t of terms(parts(f).text)) {
+      for (const t of terms(body(f))) {
         const left = (this.df.get(t) ?? 1) - 1;
         if (left > 0) this.df.set(t, left);
         else this.df.delete(t);
@@ -172,9 +176,9 @@ export class FactSearch {
     const docs: Doc[] = [];
     for (let k = this.indexed; k < this.facts.length; k++) {
       if (this.removed.has(k)) continue;
-      const p = parts(this.facts[k]);
-      for (const t of terms(p.text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
-      docs.push({ id: k, text: p.text });
+      const text = body(this.facts[k]);
+      for (const t of terms(text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+      docs.push({ id: k, text });
     }
     this.indexed = this.facts.length;
     this.index.addAll(docs);
