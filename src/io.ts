@@ -51,6 +51,8 @@ export const EXIT = {
   raised: 1,
   /** the program finished, but an exported value is an error value (without --allow-error-exports) */
   errorExport: 1,
+  /** --strict-script: a call or judge no script rule answered (error values; the exports are still printed) */
+  unscripted: 1,
   /** vvm memory: no such memory, or one that cannot be read */
   missing: 1,
   /** validation errors (or warnings under --strict): nothing ran */

@@ -1,6 +1,8 @@
 // The script provider: ordered rules from a YAML or JSON file (`--script FILE`) answer calls and
-// judges; anything no rule matches falls back to the simulator. Format: spec/agent-calls.md.
+// judges; anything no rule matches falls back to the simulator, or under --strict-script fails.
+// Format: spec/agent-calls.md §6.
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDuration } from "../duration.ts";
 import {
@@ -15,6 +17,7 @@ import {
 } from "../provider.ts";
 import { SimProvider, ZERO_USAGE } from "./sim.ts";
 import { sleep } from "../abort.ts";
+import type { Site } from "../values.ts";
 
 export type CallKind = "agent" | JudgeModelRequest["kind"];
 const CALL_KINDS: readonly CallKind[] = ["agent", "predicate", "case", "require", "choose"];
@@ -31,6 +34,8 @@ export type ScriptAnswer =
 export interface ScriptRule {
   /** 1-based position in the file, for messages and traces */
   index: number;
+  /** where the rule starts in its file (1-based line) */
+  line: number;
   kinds: ReadonlySet<CallKind>;
   agent: string | null;
   name: string | null;
@@ -94,14 +99,18 @@ export function parseScript(text: string, displayName: string): ScriptRule[] {
   if (!isSeq(root)) {
     throw new ScriptError(`${at(root)}: a script is a list of rules, or an object with a "rules" list`);
   }
-  return root.items.map((item, i) => parseRule(item as YamlNode, i + 1, at));
+  return root.items.map((item, i) => ({ ...parseRule(item as YamlNode, i + 1, at), line: lineOf(lc, item as YamlNode) }));
+}
+
+function lineOf(lc: LineCounter, node: YamlNode): number {
+  return node.range ? lc.linePos(node.range[0]).line : 0;
 }
 
 function scalarKey(pair: Pair): string {
   return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
 
-function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): ScriptRule {
+function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): Omit<ScriptRule, "line"> {
   if (!isMap(node)) throw new ScriptError(`${at(node)}: rule ${index}: a rule is an object such as { kind: agent, reply: "..." }`);
   const fields = new Map<string, Pair>();
   for (const pair of node.items) {
@@ -300,18 +309,50 @@ function parseErrorAnswer(node: YamlNode, index: number, at: (n: YamlNode | Pair
   return { type: "error", kind: kind as ProviderErrorKind, status, message: message as string, retryAfterMs, transient };
 }
 
+/** A call or judge no rule answered: the simulator answered it, or under `strict` it failed. */
+export interface Unanswered {
+  kind: CallKind;
+  /** the agent's name (agent calls), else null */
+  agent: string | null;
+  site: Site;
+  /** the rendered task, or the judge's criterion */
+  text: string;
+}
+
+export interface ScriptOptions {
+  /** a call no rule answers is error(kind="rejected") instead of the simulator's answer (--strict-script) */
+  strict?: boolean;
+}
+
 export class ScriptProvider implements Provider {
   readonly name = "script";
+  readonly strict: boolean;
+  /** every call and judge no rule answered, in the order they were made */
+  readonly unanswered: Unanswered[] = [];
   private readonly sim = new SimProvider();
+  private readonly used = new Set<ScriptRule>();
   private toolUseIds = 0;
 
-  constructor(private readonly rules: ScriptRule[]) {}
+  constructor(
+    private readonly rules: ScriptRule[],
+    options: ScriptOptions = {},
+  ) {
+    this.strict = options.strict ?? false;
+  }
+
+  /** The rules that answered nothing, in file order. */
+  unused(): ScriptRule[] {
+    return this.rules.filter((r) => !this.used.has(r));
+  }
 
   async complete(req: ModelRequest): Promise<ModelReply> {
     // each earlier turn is an assistant reply and its tool results
     const turn = Math.floor((req.history?.length ?? 0) / 2) + 1;
     const rule = this.take("agent", req.task, req.input ?? "", [req.agentName, ...req.agentBases], req.callName, turn);
-    if (!rule) return this.sim.complete(req);
+    if (!rule) {
+      this.miss({ kind: "agent", agent: req.agentName, site: req.site, text: req.task });
+      return this.sim.complete(req);
+    }
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
     const base = { model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
@@ -326,7 +367,10 @@ export class ScriptProvider implements Provider {
 
   async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {
     const rule = this.take(req.kind, req.criterion, req.input, [], null, null);
-    if (!rule) return this.sim.judge(req);
+    if (!rule) {
+      this.miss({ kind: req.kind, agent: null, site: req.site, text: req.criterion });
+      return this.sim.judge(req);
+    }
     await pause(rule.delayMs, req.signal);
     const a = rule.answer;
     const base = { model: req.model, usage: rule.usage, requestId: `script-rule-${rule.index}` };
@@ -362,10 +406,28 @@ export class ScriptProvider implements Provider {
       if (r.regex !== null && !r.regex.test(text)) continue;
       if (r.input !== null && !input.includes(r.input)) continue;
       if (r.remaining !== null) r.remaining--;
+      this.used.add(r);
       return r;
     }
     return null;
   }
+
+  /** Records a call no rule answered; under `strict` it fails (never retried: no rule will answer it later). */
+  private miss(call: Unanswered): void {
+    this.unanswered.push(call);
+    if (this.strict) throw new ProviderError("rejected", `--strict-script: no script rule answers ${describeUnanswered(call)}`, false, null, "script-unanswered");
+  }
+}
+
+/** `agent call 'acme' at main.vvm:4:7: "Triage this ticket…"`, for messages (the file by its name only). */
+export function describeUnanswered(call: Unanswered, showPath: (file: string) => string = (f) => path.basename(f)): string {
+  const what = call.kind === "agent" ? `agent call '${call.agent}'` : `${call.kind} judge`;
+  return `${what} at ${showPath(call.site.path)}:${call.site.span.line}:${call.site.span.col}: ${preview(call.text)}`;
+}
+
+function preview(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(flat.length > max ? flat.slice(0, max - 1) + "…" : flat);
 }
 
 function scriptedError(rule: ScriptRule, a: Extract<ScriptAnswer, { type: "error" }>): ProviderError {

@@ -8,6 +8,7 @@ import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../../runtime/memory/index.ts";
 import type { Provider } from "../../runtime/provider.ts";
+import type { ScriptProvider } from "../../runtime/providers/script.ts";
 import { noTrace, type TraceSink } from "../../runtime/trace.ts";
 import { MODEL_ALIASES, resolveModel, type ModelAlias, type ModelOverrides } from "../../runtime/providers/models.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
@@ -18,6 +19,8 @@ import { FileTrace } from "../../runtime/calls/trace-file.ts";
 export interface ModelLayer {
   agents: AgentRuntime;
   trace: TraceSink;
+  /** `--script`: the script provider, whose findings (calls no rule answered, rules never used) close() reports; else null */
+  script: ScriptProvider | null;
   /** Erase the live progress line for good: the program is done, and stdout output must not land on top of it. */
   stopProgress(): void;
   close(): Promise<void>;
@@ -27,6 +30,8 @@ export interface ModelLayer {
 export interface ModelFlags {
   provider: "auto" | "anthropic" | "sim" | "script";
   script?: string;
+  /** `--strict-script`: a call no rule answers fails instead of going to the simulator; unused rules are listed */
+  strictScript?: boolean;
   judgeModel: string;
   trace?: string;
   /** milliseconds */
@@ -46,6 +51,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     io.stderr.write(`vvm: ${color.yellow("warning")} ${message}\n`);
   };
   const provider = await selectProvider(opts);
+  const script = provider.name === "script" ? (provider as ScriptProvider) : null;
   const maxTokens = envInt(io.env, "VVM_MAX_TOKENS");
   const retryBase = envInt(io.env, "VVM_RETRY_BASE_MS", 0);
   const models = modelOverrides(io.env);
@@ -98,6 +104,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   return {
     agents,
     trace,
+    script,
     stopProgress: () => progress?.clear(),
     async close() {
       if (closed) return;
@@ -110,6 +117,10 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
           fileTrace.emit({ type: "summary", ...accounting.traceFields() });
           fileTrace.close();
         }
+        if (script) {
+          const { scriptReport } = await import("./script-report.ts");
+          io.stderr.write(scriptReport(script, opts.script ?? "the script", (f) => displayPath(f, io), color.yellow));
+        }
         io.stderr.write(accounting.summary(provider.name) + "\n");
       }
     },
@@ -120,6 +131,7 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
   const { io } = opts;
   const key = io.env.ANTHROPIC_API_KEY;
   let kind = opts.provider;
+  if (opts.strictScript && opts.script === undefined) throw new UsageError("--strict-script needs --script FILE");
   if (opts.script !== undefined) {
     if (kind !== "auto" && kind !== "script") throw new UsageError(`--script cannot be combined with --provider ${kind}`);
     kind = "script";
@@ -129,7 +141,7 @@ async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {
       if (opts.script === undefined) throw new UsageError("--provider script needs --script FILE");
       const { loadScript, ScriptError, ScriptProvider } = await import("../../runtime/providers/script.ts");
       try {
-        return new ScriptProvider(await loadScript(path.resolve(io.cwd, opts.script), opts.script));
+        return new ScriptProvider(await loadScript(path.resolve(io.cwd, opts.script), opts.script), { strict: opts.strictScript });
       } catch (err) {
         if (err instanceof ScriptError) throw new UsageError(err.message);
         throw err;

@@ -9,6 +9,8 @@ import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import pc from "picocolors";
+import type { RunOutcome } from "../../runtime/context.ts";
+import type { ScriptProvider } from "../../runtime/providers/script.ts";
 
 export type RunFlags = ModelFlags &
   InputFlags & {
@@ -19,7 +21,10 @@ export type RunFlags = ModelFlags &
     allowErrorExports?: boolean;
   };
 
-export async function runCommand(file: string, flags: RunFlags, io: CliIO): Promise<number> {
+/** What `vvm test` reads of a run besides its output: how the program ended, and the script provider. */
+export type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) => void;
+
+export async function runCommand(file: string, flags: RunFlags, io: CliIO, observe?: RunObserver): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
   const checked = await checkProgram(abs);
@@ -65,6 +70,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
       inputs,
     });
     layer.stopProgress();
+    observe?.(outcome, layer.script);
     switch (outcome.kind) {
       case "ok": {
         let text: string;
@@ -82,7 +88,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO): Prom
         io.stdout.write(text + "\n");
         // The exports are printed either way; the exit code says whether any of them is a failure.
         const failed = [...outcome.exports].filter(([, v]) => isErrorValue(v));
-        if (failed.length === 0 || flags.allowErrorExports) return EXIT.ok;
+        if (failed.length === 0 || flags.allowErrorExports) return layer.script?.strict && layer.script.unanswered.length > 0 ? EXIT.unscripted : EXIT.ok;
         io.stderr.write(`vvm: ${describeErrorExports(failed)}: exit 1 (--allow-error-exports exits 0)\n`);
         return EXIT.errorExport;
       }
