@@ -40,6 +40,8 @@ export const CODES = {
   W022: "repeated agent configuration key",
   /** project addition: a permission or skill this runtime does not grant yet (spec/diagnostics.md) */
   W023: "permission or skill not granted by this runtime",
+  /** project addition: execute globs beside bash, which a shell can bypass (spec/diagnostics.md) */
+  W024: "execute globs not enforceable with bash",
   W030: "unused variable",
   W031: "exported value never assigned",
   /** project addition: a name nothing binds (spec/diagnostics.md) */

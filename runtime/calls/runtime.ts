@@ -26,6 +26,7 @@ import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
 // type-only: the tools (and the glob library) load when an agent first has file permissions or a reply asks for a tool
 import type { Toolbox } from "../tools/toolbox.ts";
+import type { ShellSettings } from "../tools/bash-tool.ts";
 
 export interface RetryTuning {
   /** first backoff wait; fixed backoff waits this long every time */
@@ -56,6 +57,8 @@ export interface CallRuntimeDeps {
   maxTokens?: number;
   /** where tool paths and permission globs are resolved: the program's directory (default: the calling module's) */
   programDir?: string;
+  /** the bash tool's environment (credentials are withheld from it) and how bash="prompt" asks; default: an empty environment, nobody to ask */
+  shell?: ShellSettings;
 }
 
 /** Requests one agent call may make before it must answer in text (agent key `max_turns`). */
@@ -103,7 +106,8 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
-    const toolbox = grantsTools(permissions) ? await (await loadTools()).Toolbox.create(permissions, programDir) : null;
+    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null } };
+    const toolbox = grantsTools(permissions) ? await (await loadTools()).Toolbox.create(permissions, toolOpts) : null;
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
 
     const memoryConfig = cfg.get("memory");
@@ -138,7 +142,7 @@ export class CallRuntime implements AgentRuntime {
     let outcome: LoopOutcome;
     try {
       // an agent without tools still has its tool uses answered (as refused), should a reply ask for one
-      const tools = async () => toolbox ?? (await loadTools()).Toolbox.create(NO_PERMISSIONS, programDir);
+      const tools = async () => toolbox ?? (await loadTools()).Toolbox.create(NO_PERMISSIONS, toolOpts);
       outcome = await this.toolLoop(base, policy, signal, request, tools, maxTurns);
     } catch (err) {
       await session?.release();
@@ -392,7 +396,6 @@ function configWholeNumber(cfg: VObject, key: string, site: Site): number | unde
 /** What an agent asks for that this runtime does not grant yet (vvm check warns W023; the trace says so too). */
 function notGranted(p: Permissions, skills: Value | undefined): string[] {
   const out: string[] = [];
-  if (p.bash !== "deny") out.push(`bash=${JSON.stringify(p.bash)}`);
   if (p.network !== "deny") out.push(`network=${JSON.stringify(p.network)}`);
   if (p.execute.length > 0) out.push("execute");
   if (Array.isArray(skills) && skills.length > 0) out.push("skills");

@@ -68,7 +68,7 @@ export function globProblem(g: string): string | null {
   return null;
 }
 
-/** Does the agent get any tools at all? (read or write globs) */
+/** Does the agent get any tools at all? (read or write globs, or bash) */
 export function grantsTools(p: Permissions): boolean {
-  return p.read.length > 0 || p.write.length > 0;
+  return p.read.length > 0 || p.write.length > 0 || p.bash !== "deny";
 }

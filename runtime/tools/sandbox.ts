@@ -11,7 +11,7 @@ export class ToolDenied extends Error {
   override name = "ToolDenied";
   constructor(
     message: string,
-    readonly permission: "read" | "write" | null,
+    readonly permission: "read" | "write" | "bash" | null,
   ) {
     super(message);
   }

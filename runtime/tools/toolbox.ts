@@ -3,6 +3,7 @@
 // refusal or failure is answered to the model as a tool error so the loop can go on (spec/agent-calls.md §8).
 import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
+import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
 import type { Permissions } from "./permissions.ts";
 import { Sandbox, ToolDenied, ToolFailed } from "./sandbox.ts";
 
@@ -13,7 +14,7 @@ export interface ToolEvent {
   /** false when a permission (or the path rules) refused it */
   allowed: boolean;
   /** the permission that was missing, when one was */
-  denied: "read" | "write" | null;
+  denied: Permission | null;
   ok: boolean;
   /** why it failed, as a short word (denied, bad_input, unknown_tool, not_found, binary, …) */
   error: string | null;
@@ -22,17 +23,43 @@ export interface ToolEvent {
   input_bytes: number;
   output_bytes: number;
   bytes_written: number | null;
+  /** bash only: the command's exit code (null when it was killed or did not run) */
+  exit_code?: number | null;
 }
+
+/** The permission a tool needs: read or write globs, or bash "allow"/"prompt". */
+export type Permission = "read" | "write" | "bash";
 
 type ArgType = "string" | "line";
 
+/** What one call's tools work with beyond their arguments. */
+interface ToolContext {
+  /** null: the agent has neither read nor write globs */
+  sandbox: Sandbox | null;
+  lock: PathLock;
+  permissions: Permissions;
+  programDir: string;
+  agent: string;
+  shell: ShellSettings;
+}
+
+/** What the call layer gives the toolbox besides the permissions. */
+export interface ToolboxOptions {
+  programDir: string;
+  agent: string;
+  shell: ShellSettings;
+}
+
 interface ToolDef {
   name: string;
-  permission: "read" | "write";
+  permission: Permission;
   args: Record<string, { type: ArgType; required: boolean; description: string }>;
-  describe(globs: string): string;
-  run(sb: Sandbox, args: Record<string, unknown>, signal: AbortSignal, lock: PathLock): Promise<ToolOutput>;
+  describe(ctx: ToolContext): string;
+  run(ctx: ToolContext, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput & { exitCode?: number | null }>;
 }
+
+/** The sandbox of a file tool; offered() has made sure there is one. */
+const sb = (ctx: ToolContext): Sandbox => ctx.sandbox!;
 
 const DEFS: ToolDef[] = [
   {
@@ -43,19 +70,19 @@ const DEFS: ToolDef[] = [
       offset: { type: "line", required: false, description: "the first line to read, counting from 1 (default 1)" },
       limit: { type: "line", required: false, description: `how many lines to read (default and most: ${LIMITS.readLines})` },
     },
-    describe: (globs) =>
-      `Read a UTF-8 text file. Paths are relative to the program's directory. You may read files matching: ${globs}. ` +
+    describe: (ctx) =>
+      `Read a UTF-8 text file. Paths are relative to the program's directory. You may read files matching: ${sb(ctx).read.describe()}. ` +
       `Returns at most ${LIMITS.readLines} lines and ${LIMITS.readChars.toLocaleString("en")} characters; a note at the end says how to read on.`,
-    run: (sb, a, signal) => readFileTool(sb, a as { path: string; offset?: number; limit?: number }, signal),
+    run: (ctx, a, signal) => readFileTool(sb(ctx), a as { path: string; offset?: number; limit?: number }, signal),
   },
   {
     name: "list_files",
     permission: "read",
     args: { pattern: { type: "string", required: true, description: 'a glob such as "docs/**/*.md" ("*" and "**" skip names starting with a dot); a directory name lists that directory' } },
-    describe: (globs) =>
-      `List the files matching a glob, relative to the program's directory, one per line (only files you may read: ${globs}). ` +
+    describe: (ctx) =>
+      `List the files matching a glob, relative to the program's directory, one per line (only files you may read: ${sb(ctx).read.describe()}). ` +
       `Linked directories are not entered. At most ${LIMITS.listFiles} files.`,
-    run: (sb, a, signal) => listFilesTool(sb, a as { pattern: string }, signal),
+    run: (ctx, a, signal) => listFilesTool(sb(ctx), a as { pattern: string }, signal),
   },
   {
     name: "search_files",
@@ -64,10 +91,10 @@ const DEFS: ToolDef[] = [
       query: { type: "string", required: true, description: "a JavaScript regular expression, tested against each line" },
       pattern: { type: "string", required: false, description: 'a glob choosing the files to search (default "**")' },
     },
-    describe: (globs) =>
-      `Find the lines matching a regular expression in text files you may read (${globs}); answers path:line: text. ` +
+    describe: (ctx) =>
+      `Find the lines matching a regular expression in text files you may read (${sb(ctx).read.describe()}); answers path:line: text. ` +
       `At most ${LIMITS.searchMatches} lines; binary files and files over ${LIMITS.textFileBytes / 2 ** 20} MiB are skipped.`,
-    run: (sb, a, signal) => searchFilesTool(sb, a as { query: string; pattern?: string }, signal),
+    run: (ctx, a, signal) => searchFilesTool(sb(ctx), a as { query: string; pattern?: string }, signal),
   },
   {
     name: "write_file",
@@ -76,10 +103,10 @@ const DEFS: ToolDef[] = [
       path: { type: "string", required: true, description: "the file, relative to the program's directory (or absolute)" },
       content: { type: "string", required: true, description: "the whole new content of the file" },
     },
-    describe: (globs) =>
-      `Create or replace a text file with the given content (missing directories are created). You may write files matching: ${globs}. ` +
+    describe: (ctx) =>
+      `Create or replace a text file with the given content (missing directories are created). You may write files matching: ${sb(ctx).write.describe()}. ` +
       `Symbolic links are never written through.`,
-    run: (sb, a, _signal, lock) => lock.hold(sb, a.path as string, () => writeFileTool(sb, a as { path: string; content: string })),
+    run: (ctx, a) => ctx.lock.hold(sb(ctx), a.path as string, () => writeFileTool(sb(ctx), a as { path: string; content: string })),
   },
   {
     name: "edit_file",
@@ -89,10 +116,53 @@ const DEFS: ToolDef[] = [
       old: { type: "string", required: true, description: "the exact text to replace; it must occur exactly once in the file" },
       new: { type: "string", required: true, description: "the text to put in its place" },
     },
-    describe: (globs) => `Replace one exact occurrence of a text in an existing file. You may edit files matching: ${globs}.`,
-    run: (sb, a, _signal, lock) => lock.hold(sb, a.path as string, () => editFileTool(sb, a as { path: string; old: string; new: string })),
+    describe: (ctx) => `Replace one exact occurrence of a text in an existing file. You may edit files matching: ${sb(ctx).write.describe()}.`,
+    run: (ctx, a) => ctx.lock.hold(sb(ctx), a.path as string, () => editFileTool(sb(ctx), a as { path: string; old: string; new: string })),
+  },
+  {
+    name: "bash",
+    permission: "bash",
+    args: { command: { type: "string", required: true, description: "the command, run by /bin/sh -c in the program's directory" } },
+    describe: (ctx) =>
+      `Run a shell command (/bin/sh -c) in the program's directory, with standard input empty. Answers its output (stdout and stderr together) and exit code. ` +
+      `A command is killed, with everything it started, after ${(ctx.shell.limits?.timeoutMs ?? COMMAND_LIMITS.timeoutMs) / 1000}s or past ${COMMAND_LIMITS.maxOutputBytes / 2 ** 20} MiB of output; ` +
+      `at most ${(COMMAND_LIMITS.headBytes + COMMAND_LIMITS.tailBytes).toLocaleString("en")} bytes of output are shown (its start and end). Background jobs do not outlive the command. ` +
+      `API keys and other credentials are not in its environment.` +
+      (ctx.permissions.bash === "prompt" ? " Each command is shown to a person, who may refuse it." : ""),
+    run: (ctx, a, signal) => bashTool({ agent: ctx.agent, mode: ctx.permissions.bash === "prompt" ? "prompt" : "allow", cwd: ctx.programDir, shell: ctx.shell }, a as { command: string }, signal),
   },
 ];
+
+/** Is a tool's permission granted? (a tool that is not is neither offered nor run) */
+function granted(def: ToolDef, ctx: ToolContext): boolean {
+  switch (def.permission) {
+    case "read":
+      return ctx.sandbox !== null && !ctx.sandbox.read.empty;
+    case "write":
+      return ctx.sandbox !== null && !ctx.sandbox.write.empty;
+    case "bash":
+      return ctx.permissions.bash !== "deny";
+    default: {
+      const never: never = def.permission;
+      return never;
+    }
+  }
+}
+
+/** What a denied tool tells the model is missing. */
+function missing(def: ToolDef): string {
+  switch (def.permission) {
+    case "read":
+    case "write":
+      return `the ${def.permission} permission, and this agent has no ${def.permission} globs`;
+    case "bash":
+      return 'bash="allow" (or "prompt") in the agent\'s permissions, and this agent has bash="deny"';
+    default: {
+      const never: never = def.permission;
+      return never;
+    }
+  }
+}
 
 /** Names of every tool this runtime knows, offered or not. */
 export const TOOL_NAMES: readonly string[] = DEFS.map((d) => d.name);
@@ -100,22 +170,18 @@ export const TOOL_NAMES: readonly string[] = DEFS.map((d) => d.name);
 export class Toolbox {
   readonly specs: ToolSpec[];
   private readonly offered: ReadonlySet<string>;
-  private readonly lock = new PathLock();
 
-  private constructor(private readonly sandbox: Sandbox | null) {
-    const defs = sandbox === null ? [] : DEFS.filter((d) => (d.permission === "read" ? !sandbox.read.empty : !sandbox.write.empty));
+  private constructor(private readonly ctx: ToolContext) {
+    const defs = DEFS.filter((d) => granted(d, ctx));
     this.offered = new Set(defs.map((d) => d.name));
-    this.specs = defs.map((d) => ({
-      name: d.name,
-      description: d.describe(d.permission === "read" ? sandbox!.read.describe() : sandbox!.write.describe()),
-      inputSchema: schemaOf(d),
-    }));
+    this.specs = defs.map((d) => ({ name: d.name, description: d.describe(ctx), inputSchema: schemaOf(d) }));
   }
 
   /** The tools `permissions` grants, with paths resolved against the program's directory. */
-  static async create(permissions: Permissions, programDir: string): Promise<Toolbox> {
-    const none = permissions.read.length === 0 && permissions.write.length === 0;
-    return new Toolbox(none ? null : await Sandbox.create(programDir, permissions.read, permissions.write));
+  static async create(permissions: Permissions, opts: ToolboxOptions): Promise<Toolbox> {
+    const files = permissions.read.length > 0 || permissions.write.length > 0;
+    const sandbox = files ? await Sandbox.create(opts.programDir, permissions.read, permissions.write) : null;
+    return new Toolbox({ sandbox, lock: new PathLock(), permissions, ...opts });
   }
 
   /** Run the tool uses of one turn, all at once; results in the order asked. Never rejects. */
@@ -125,7 +191,7 @@ export class Toolbox {
 
   private async runOne(use: ToolUse, signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult> {
     const t0 = performance.now();
-    let output: ToolOutput | null = null;
+    let output: (ToolOutput & { exitCode?: number | null }) | null = null;
     let failure: ToolDenied | ToolFailed;
     try {
       output = await this.dispatch(use, signal);
@@ -151,20 +217,19 @@ export class Toolbox {
       input_bytes: jsonBytes(use.input),
       output_bytes: Buffer.byteLength(content),
       bytes_written: output?.bytesWritten ?? null,
+      ...(use.name === "bash" ? { exit_code: output?.exitCode ?? null } : {}),
     });
     return { toolUseId: use.id, content, isError: output === null };
   }
 
-  private async dispatch(use: ToolUse, signal: AbortSignal): Promise<ToolOutput> {
+  private async dispatch(use: ToolUse, signal: AbortSignal): Promise<ToolOutput & { exitCode?: number | null }> {
     const def = DEFS.find((d) => d.name === use.name);
     if (!def) {
       const offered = [...this.offered];
       throw new ToolFailed(`there is no tool named ${JSON.stringify(use.name)}; ${offered.length ? `the tools are ${offered.join(", ")}` : "this agent has no tools"}`, "unknown_tool");
     }
-    if (!this.offered.has(def.name) || this.sandbox === null) {
-      throw new ToolDenied(`permission denied: ${def.name} needs the ${def.permission} permission, and this agent has no ${def.permission} globs`, def.permission);
-    }
-    return def.run(this.sandbox, checkArgs(def, use.input), signal, this.lock);
+    if (!this.offered.has(def.name)) throw new ToolDenied(`permission denied: ${def.name} needs ${missing(def)}`, def.permission);
+    return def.run(this.ctx, checkArgs(def, use.input), signal);
   }
 }
 

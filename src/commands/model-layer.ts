@@ -15,6 +15,7 @@ import { SimProvider } from "../../runtime/providers/sim.ts";
 import { Accounting, Progress } from "../../runtime/calls/accounting.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
+import { commandConfirm } from "./confirm-command.ts";
 
 export interface ModelLayer {
   agents: AgentRuntime;
@@ -97,6 +98,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     maxTokens,
     // tool paths and permission globs are relative to the program's directory
     programDir: path.dirname(opts.entryPath),
+    // bash tool commands: this environment less its credentials (runtime/tools/shell-env.ts); bash="prompt" asks here
+    shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()) },
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
   });
 

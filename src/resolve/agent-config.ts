@@ -143,32 +143,42 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
 }
 
 /**
- * W023: what an agent asks for that this runtime does not grant yet, so it never goes unnoticed: `bash` or
- * `network` other than "deny", `execute` globs, and skills (their SKILL.md is not loaded). Only literal values
- * are judged: `perm(...)` with literal arguments, an object literal, a skills list literal.
+ * W023: what an agent asks for that this runtime does not grant yet, so it never goes unnoticed: `network`
+ * other than "deny", `execute` globs without bash, and skills (their SKILL.md is not loaded). W024: `execute`
+ * globs beside bash="allow"/"prompt", which cannot be enforced (a shell starts any program). Only literal
+ * values are judged: `perm(...)` with literal arguments, an object literal, a skills list literal.
  */
-export function ungrantedProblems(kw: KwArg): ValueProblem[] {
+export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "W024" })[] {
   const v = kw.value;
   if (kw.name === "skills") {
     if (v.kind !== "List" || v.items.length === 0) return [];
     const names = v.items.map(literalString).filter((x): x is string => x !== null);
     const which = names.length > 0 ? names.map((n) => `'${n}'`).join(", ") : "these skills";
-    return [{ at: v, message: `skills are not loaded by this runtime yet: the agent gets neither the instructions of ${which} (SKILL.md) nor read access to their folders (spec/agent-calls.md §8)` }];
+    return [{ code: "W023", at: v, message: `skills are not loaded by this runtime yet: the agent gets neither the instructions of ${which} (SKILL.md) nor read access to their folders (spec/agent-calls.md §8)` }];
   }
   if (kw.name !== "permissions") return [];
   let entries: { key: string; value: Expr }[];
   if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") entries = v.kwargs.map((k) => ({ key: k.name, value: k.value }));
   else if (v.kind === "Object") entries = v.entries.map((e) => ({ key: e.key, value: e.value }));
   else return [];
-  const out: ValueProblem[] = [];
+  const out: (ValueProblem & { code: "W023" | "W024" })[] = [];
+  const bashEntry = entries.find((e) => e.key === "bash");
+  const bash = bashEntry === undefined ? "deny" : literalString(bashEntry.value);
   for (const { key, value } of entries) {
     const mode = literalString(value);
-    if ((key === "bash" || key === "network") && (mode === "allow" || mode === "prompt")) {
-      const what = key === "bash" ? "no shell tool" : "no web search or web fetch tool";
-      out.push({ at: value, message: `permission ${key}="${mode}" is not granted by this runtime yet: the agent's calls get ${what} (spec/agent-calls.md §8)` });
+    if (key === "network" && (mode === "allow" || mode === "prompt")) {
+      out.push({ code: "W023", at: value, message: `permission network="${mode}" is not granted by this runtime yet: the agent's calls get no web search or web fetch tool (spec/agent-calls.md §8)` });
     }
     if (key === "execute" && value.kind === "List" && value.items.length > 0) {
-      out.push({ at: value, message: "execute globs are not enforced by this runtime yet: the agent's calls get no tool that runs programs (spec/agent-calls.md §8)" });
+      if (bash === "allow" || bash === "prompt") {
+        out.push({
+          code: "W024",
+          at: value,
+          message: `execute globs cannot be enforced beside bash="${bash}": the bash tool's shell can start any program, listed or not (spec/agent-calls.md §8)`,
+        });
+      } else if (bash === "deny" || bash === null) {
+        out.push({ code: "W023", at: value, message: 'execute globs are not granted by this runtime: there is no tool that runs only the listed programs (bash="allow" runs any command; spec/agent-calls.md §8)' });
+      }
     }
   }
   return out;

@@ -194,7 +194,7 @@ class Resolver {
   /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
   private checkConfigValue(kw: KwArg, kind: "decl" | "with" | "inline"): void {
     for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
-    for (const p of ungrantedProblems(kw)) this.report("W023", p.message, p.at.span);
+    for (const p of ungrantedProblems(kw)) this.report(p.code, p.message, p.at.span);
     if (kw.name !== "skills" || kw.value.kind !== "List") return;
     // `.with(skills=[])` deliberately removes skills; only a declaration's empty list is suspicious.
     if (kind === "decl" && kw.value.items.length === 0) this.report("W011", "empty skills list: remove it or name the skills", kw.value.span);

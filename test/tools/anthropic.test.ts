@@ -162,14 +162,15 @@ describe("tools through the SDK", () => {
   it("a tool the API does not know and bad arguments are tool errors; the loop goes on", async () => {
     const dir = await programDir();
     standin.enqueue(
-      { type: "tool_use", calls: [{ name: "bash", input: { command: "cat secret.env" } }, { name: "read_file", input: { path: ["docs/guide.md"] } }] },
+      { type: "tool_use", calls: [{ name: "bash", input: { command: "cat secret.env" } }, { name: "read_file", input: { path: ["docs/guide.md"] } }, { name: "run_program", input: {} }] },
       { type: "text", text: "fine" },
     );
     const { rt } = harness(provider(), { programDir: dir });
     expect(await rt.call(callReq(agent("x", { permissions: perms({ read: ["docs/**"] }) }), "t", null))).toBe("fine");
     expect(results(1)).toEqual([
-      [true, 'there is no tool named "bash"; the tools are read_file, list_files, search_files'],
+      [true, 'permission denied: bash needs bash="allow" (or "prompt") in the agent\'s permissions, and this agent has bash="deny"'],
       [true, "bad arguments for read_file: path must be a string"],
+      [true, 'there is no tool named "run_program"; the tools are read_file, list_files, search_files'],
     ]);
   });
 

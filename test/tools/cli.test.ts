@@ -72,4 +72,31 @@ describe("vvm run with tools", () => {
     const last = standin.requests[1].body.messages[2].content;
     expect(last[0]).toMatchObject({ type: "tool_result", content: "- wrote the spec" });
   });
+
+  it('bash="prompt" asks the person at the terminal with the exact command, and denies without a terminal', async () => {
+    const dir = path.join(root, "prompt");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "build.vvm"), `agent builder(model="haiku", permissions=perm(bash="prompt"))\nr = @builder \`Build.\`(())\nexport r\n`);
+    const reply = () =>
+      standin.enqueue({ type: "tool_use", calls: [{ name: "bash", input: { command: "echo $ANTHROPIC_API_KEY-\u001b[2J > built.txt" } }] }, { type: "text", text: "done" });
+    reply();
+    const noTty = await runCli(["run", path.join(dir, "build.vvm")], { cwd: root, env: standin.env() });
+    expect(noTty.code).toBe(0);
+    expect(standin.requests[1].body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/there is no terminal to ask/) });
+    expect(await readFile(path.join(dir, "built.txt"), "utf8").catch(() => null)).toBeNull();
+
+    standin.reset();
+    reply();
+    const yes = await runCli(["run", path.join(dir, "build.vvm")], { cwd: root, env: standin.env(), answer: "y" });
+    expect(yes.code).toBe(0);
+    // the exact command, its escape sequence shown rather than sent to the terminal
+    expect(yes.stderr).toContain("vvm: agent builder asks to run a command in " + dir + ":\n  echo $ANTHROPIC_API_KEY-\\u001b[2J > built.txt\nRun it? [y/N] ");
+    // the API key vvm uses is not in the command's environment
+    expect(await readFile(path.join(dir, "built.txt"), "utf8")).toBe("-\u001b[2J\n");
+
+    standin.reset();
+    reply();
+    await runCli(["run", path.join(dir, "build.vvm")], { cwd: root, env: standin.env(), answer: "n" });
+    expect(standin.requests[1].body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/said no/) });
+  });
 });

@@ -30,7 +30,7 @@ async function fixture(): Promise<{ dir: string; outside: string }> {
 }
 
 async function tools(dir: string, p: Partial<Permissions>): Promise<Toolbox> {
-  return Toolbox.create({ ...NO_PERMISSIONS, ...p }, dir);
+  return Toolbox.create({ ...NO_PERMISSIONS, ...p }, { programDir: dir, agent: "a", shell: { env: {}, confirm: null } });
 }
 
 /** Run one tool use; returns what the model would be told, and the trace event. */
