@@ -14,6 +14,8 @@ export interface AgentCallRequest {
   /** keyword options in source order, values already evaluated */
   options: Map<string, Value>;
   site: Site;
+  /** the variable the call's result is assigned to (`x = @a ...`), for filesystem state's binding index */
+  target?: string;
   /** cancels the call (pmap siblings failing, Ctrl-C) */
   signal: AbortSignal;
 }

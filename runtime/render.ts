@@ -41,7 +41,8 @@ function scalar(v: Value): string {
   if (isRef(v)) {
     const summary = v.get("summary");
     const ref = `[ref: ${String(v.get("ref"))}]`;
-    return typeof summary === "string" && summary !== "" ? `${ref} summary: ${clip(summary)}` : ref;
+    // upstream's two-line preview: the pointer, then the summary; never the file's content
+    return typeof summary === "string" && summary !== "" ? `${ref}\nsummary: ${clip(summary)}` : ref;
   }
   if (v instanceof VAgent) return `<agent ${v.name}>`;
   if (isFunction(v)) return `<function ${v.name}>`;

@@ -13,6 +13,8 @@ import type { RestoreFlags } from "./commands/memory-restore.ts";
 import type { ForgetFlags } from "./commands/memory-forget.ts";
 import type { RmFlags } from "./commands/memory-rm.ts";
 import type { DoctorFlags } from "./commands/memory-doctor.ts";
+import type { RunsFlags } from "./commands/runs.ts";
+import type { PruneFlags } from "./commands/runs-prune.ts";
 import { parseDuration } from "../runtime/duration.ts";
 
 // Sources run from src/ (tsx) and bundled from dist/ (installed bin): the package root is one level up.
@@ -107,6 +109,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
     .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", inputFile)
     .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag, [])
+    .addOption(
+      new Option("--state <mode>", "in-context: agent calls return their reply; filesystem: replies go to .vvm/runs/<run-id>/bindings/ and calls return ref values")
+        .choices(["in-context", "filesystem"])
+        .default("in-context"),
+    )
     .option("--strict", "treat warnings as errors: nothing runs when the checker warns (exit 2)")
     .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")
     .action(async (file: string, flags: RunFlags) => {
@@ -203,6 +210,39 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (key: string | undefined, flags: DoctorFlags) => {
       const { memoryDoctor } = await import("./commands/memory-doctor.ts");
       exitCode = await memoryDoctor(key, flags, io);
+    });
+
+  // `vvm runs …`: the run directories of `vvm run --state filesystem`. Each command loads its own module on demand.
+  const runs = program.command("runs").description("look at filesystem-state runs (.vvm/runs/): ls, show, cat and prune");
+  const inProject = (c: Command) => c.option("--dir <dir>", "the project directory, where the program and its .vvm/ are (default: the current directory)", nonBlank);
+  runs
+    .command("ls")
+    .description("the project's runs, oldest first: id, status, start time, bindings, program")
+    .argument("[dir]", "the project directory (default: the current directory)")
+    .action(async (dir: string | undefined) => {
+      const { runsLs } = await import("./commands/runs-ls.ts");
+      exitCode = await runsLs(dir, io);
+    });
+  inProject(runs.command("show").description("a run's status, its bindings with their summaries, and its trace"))
+    .argument("<run-id>", "the run's id (or a prefix naming one run)")
+    .action(async (id: string, flags: RunsFlags) => {
+      const { runsShow } = await import("./commands/runs-show.ts");
+      exitCode = await runsShow(id, flags, io);
+    });
+  inProject(runs.command("cat").description("a binding's whole text, by its name (the latest of that name) or its id"))
+    .argument("<run-id>", "the run's id (or a prefix naming one run)")
+    .argument("<binding>", "a name from the binding index, or a binding id such as b000001")
+    .action(async (id: string, binding: string, flags: RunsFlags) => {
+      const { runsCat } = await import("./commands/runs-cat.ts");
+      exitCode = await runsCat(id, binding, flags, io);
+    });
+  inProject(runs.command("prune").description("remove old runs (a run still running is kept unless untouched for a day)"))
+    .option("--keep <n>", "keep the newest N runs", (v: string) => (v === "0" ? 0 : positiveInt(v)))
+    .option("--older-than <duration>", "remove runs started longer ago than this (30m, 12h, 7d) or before an ISO 8601 time")
+    .option("--dry-run", "say what would be removed, remove nothing")
+    .action(async (flags: PruneFlags) => {
+      const { runsPrune } = await import("./commands/runs-prune.ts");
+      exitCode = await runsPrune(flags, io);
     });
 
   try {

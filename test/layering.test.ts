@@ -12,7 +12,7 @@ const FLOORS: { name: string; files: RegExp }[] = [
   { name: "language facts", files: /^runtime\/[^/]+\.ts$/ },
   { name: "stdlib", files: /^stdlib\// },
   { name: "checker", files: /^src\/(check\.ts|program\.ts|resolve\/)/ },
-  { name: "interpreter and services", files: /^runtime\/(interpreter|calls|memory|providers|tools)\// },
+  { name: "interpreter and services", files: /^runtime\/(interpreter|calls|memory|providers|tools|state)\// },
   { name: "cli", files: /^src\// },
 ];
 

@@ -578,7 +578,8 @@ export class ModuleCompiler {
     });
   }
 
-  private agentCall(e: Expr & { kind: "AgentCall" }, scope: Scope): CE {
+  /** `target`: the variable an assignment binds the call's result to (filesystem state names the binding after it) */
+  private agentCall(e: Expr & { kind: "AgentCall" }, scope: Scope, target?: string): CE {
     const site = this.site(e.span);
     const agent = this.agentRef(e.agent, scope);
     const extra = e.args.length > 1 ? this.site((e.args[1] as Expr).span) : null;
@@ -592,7 +593,7 @@ export class ModuleCompiler {
       const inp = input === null ? f.it : input.async ? await input.run(f) : input.run(f);
       const opts = (options.async ? await options.run(f) : options.run(f)) as Map<string, Value>;
       const task = render(f, inp);
-      const reply = await agents.call({ agent: a, task, input: inp, options: opts, site, signal: f.signal });
+      const reply = await agents.call({ agent: a, task, input: inp, options: opts, site, target, signal: f.signal });
       if (f.signal.aborted) throw new Interrupted();
       return reply;
     });
@@ -672,7 +673,7 @@ export class ModuleCompiler {
       case "Continue":
         return SS(() => CONTINUE);
       case "Assign": {
-        let v = this.expr(s.value, c.scope);
+        let v = s.value.kind === "AgentCall" ? this.agentCall(s.value, c.scope, s.target) : this.expr(s.value, c.scope);
         if (s.target === "it") throw new Error("internal: assignment to it reached the interpreter (E060)");
         const i = this.slotOf(c.scope, s.target);
         // `security = base.with(...)`: the derived agent takes the variable's name, so sim replies, script

@@ -11,12 +11,12 @@ import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from
 export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: string; agent?: string };
 
 /** `--since`: a duration back from now (`90s`, `15m`, `2h`, `3d`) or an ISO 8601 time. */
-export function sinceTime(text: string, now: number): number {
+export function sinceTime(text: string, now: number, flag = "--since"): number {
   const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
   const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
   if (ms !== null) return now - ms;
   const t = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(t)) throw new UsageError(`--since ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
+  if (Number.isNaN(t)) throw new UsageError(`${flag} ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
   return t;
 }
 

@@ -126,7 +126,7 @@ describe("template interpolation", () => {
 
   it("shows a ref value as its path and summary", () => {
     const ref = obj({ ref: ".vvm/runs/r/bindings/b000001.md", summary: "notes", mime: "text/markdown", bytes: 10 });
-    expect(interpolate(ref, null)).toBe("[ref: .vvm/runs/r/bindings/b000001.md] summary: notes");
-    expect(renderWhole(ref)).toBe("[ref: .vvm/runs/r/bindings/b000001.md] summary: notes");
+    expect(interpolate(ref, null)).toBe("[ref: .vvm/runs/r/bindings/b000001.md]\nsummary: notes");
+    expect(renderWhole(ref)).toBe("[ref: .vvm/runs/r/bindings/b000001.md]\nsummary: notes");
   });
 });

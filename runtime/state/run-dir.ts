@@ -1,0 +1,219 @@
+// Filesystem state mode (spec/state.md): the run directory `.vvm/runs/<run-id>/` next to the entry program,
+// the binding file of each agent call, the ref value it returns, and what a call passed refs may read.
+// The runtime writes every file itself: a binding is complete (temporary file + rename) or absent.
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, writeSync } from "node:fs";
+import path from "node:path";
+import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
+import { isRef, makeError, type Value, type VObject } from "../values.ts";
+import { StateFile, type RunStatus } from "./state-file.ts";
+import { indexCell, summarize, tableCell } from "./summary.ts";
+
+/** `.vvm/runs` under the entry program's directory. */
+export const RUNS_DIR = path.join(".vvm", "runs");
+/** `YYYYMMDD-HHMMSS-<6 hex>`: sorts by start time; the random part keeps simultaneous runs apart. */
+export const RUN_ID = /^\d{8}-\d{6}-[0-9a-f]{6}$/;
+/** `b000001`: binding files are numbered by a counter, never named after variables. */
+export const BINDING_ID = /^b\d{6,}$/;
+
+/** The run directory could not be made: the run does not start. */
+export class RunDirError extends Error {
+  override name = "RunDirError";
+}
+
+export interface RunDirOptions {
+  /** the entry program, absolute */
+  entryPath: string;
+  /** its source, copied to program.vvm */
+  source: string;
+  warn: (message: string) => void;
+  fs?: MemoryFs;
+  now?: () => Date;
+}
+
+/** One binding to write: the call's final text (memory blocks already stripped). */
+export interface BindRequest {
+  /** the variable the call is assigned to, or its name= label; null: `_anon_N` */
+  name: string | null;
+  agent: string;
+  text: string;
+  /** the call's retry=: further attempts at a failed write */
+  retries: number;
+  /** wait before write attempt `attempt + 1`; false when the call was cancelled meanwhile */
+  pause: (attempt: number) => Promise<boolean>;
+}
+
+export class RunDirectory {
+  private bindings = 0;
+  private anon = 0;
+  private constructor(
+    readonly id: string,
+    /** absolute */
+    readonly dir: string,
+    /** as refs give it: relative to the entry program's directory */
+    readonly shown: string,
+    private readonly fs: MemoryFs,
+    private readonly now: () => Date,
+    private readonly state: StateFile,
+  ) {}
+
+  /** Make `.vvm/runs/<run-id>/` with program.vvm, state.md (status running), bindings/ and imports/. */
+  static async create(opts: RunDirOptions): Promise<RunDirectory> {
+    const fs = opts.fs ?? nodeFs;
+    const now = opts.now ?? (() => new Date());
+    const base = path.dirname(opts.entryPath);
+    const vvm = path.join(base, ".vvm");
+    const runs = path.join(base, RUNS_DIR);
+    realDir(vvm);
+    ignoreRuns(vvm);
+    realDir(runs);
+    const started = now();
+    const id = makeRunDir(runs, started);
+    const dir = path.join(runs, id);
+    const shown = path.join(RUNS_DIR, id);
+    try {
+      mkdirSync(path.join(dir, "bindings"));
+      mkdirSync(path.join(dir, "imports"));
+      await fs.writeAtomic(path.join(dir, "program.vvm"), opts.source);
+    } catch (err) {
+      throw new RunDirError(`cannot set up ${shown} (${code(err)})`);
+    }
+    const program = path.basename(opts.entryPath);
+    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
+    const run = new RunDirectory(id, dir, shown, fs, now, state);
+    run.state.trace("Started", started);
+    await run.state.flush();
+    return run;
+  }
+
+  /** Whether a call's input carries a ref value anywhere (then the call is told how to read refs). */
+  holdsRef(v: Value): boolean {
+    const stack: Value[] = [v];
+    while (stack.length > 0) {
+      const x = stack.pop() as Value;
+      if (isRef(x)) return true;
+      if (Array.isArray(x) || x instanceof Map) for (const y of x.values()) stack.push(y);
+    }
+    return false;
+  }
+
+  /** The read glob that grants this run's bindings, and nothing else, relative to `programDir`. */
+  bindingsGlob(programDir: string): string {
+    const rel = path.relative(programDir, path.join(this.dir, "bindings")).split(path.sep).join("/");
+    // a directory name with glob characters must not widen the grant: they are escaped
+    return `${rel.replace(/[\\*?[\]{}()!+@]/g, "\\$&")}/**`;
+  }
+
+  /** The Ref Reading Protocol a call passed refs gets with its system prompt. */
+  protocol(): string {
+    const at = `${this.shown.split(path.sep).join("/")}/bindings/`;
+    return [
+      "## Ref Reading Protocol",
+      "Parts of your input are ref values: objects whose `ref` field is the path of a file holding an earlier agent's complete output.",
+      "- `summary` is a short preview of that output; when it is enough for the task, use it.",
+      `- When you need the full content, read the file at \`ref\` with the read_file tool (you may read ${at}**).`,
+      "- When you rely on a specific part, cite it by its file name (for example b000001.md).",
+    ].join("\n");
+  }
+
+  /**
+   * Write the call's text to the next binding file and return its ref value, or `binding_failed` when it
+   * cannot be written after the call's retries. Recorded in state.md either way.
+   */
+  async bind(req: BindRequest): Promise<Value> {
+    const n = ++this.bindings;
+    const id = `b${String(n).padStart(6, "0")}`;
+    const name = req.name ?? `_anon_${++this.anon}`;
+    const file = path.join(this.dir, "bindings", `${id}.md`);
+    const label = `${tableCell(name, 60)} = @${tableCell(req.agent, 60)}`;
+    const failure = await this.write(file, req);
+    if (failure !== null) {
+      this.state.trace(`${label} failed: ${id} could not be written (${code(failure)})`, this.now());
+      return makeError("binding_failed", `the reply could not be written to ${path.join(this.shown, "bindings", `${id}.md`)} (${code(failure)})`, new Map<string, Value>([["binding", id]]));
+    }
+    const summary = summarize(req.text);
+    this.state.bind({ name: tableCell(name, 60), binding: id, summary: indexCell(summary) });
+    this.state.trace(`${label} (${id})`, this.now());
+    const ref: VObject = new Map<string, Value>([
+      ["ref", `${this.shown}/bindings/${id}.md`.split(path.sep).join("/")],
+      ["summary", summary],
+      ["mime", "text/markdown"],
+      ["bytes", Buffer.byteLength(req.text)],
+    ]);
+    return ref;
+  }
+
+  /** The binding written, in up to 1 + retries attempts: null, or the last attempt's error. */
+  private async write(file: string, req: BindRequest): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.fs.writeAtomic(file, req.text);
+        return null;
+      } catch (err) {
+        if (attempt > req.retries || !(await req.pause(attempt))) return err;
+      }
+    }
+  }
+
+  /** A call that ended in an error value before any reply: a trace line, no binding. */
+  noteFailure(name: string | null, agent: string, kind: string): void {
+    this.state.trace(`${tableCell(name ?? "(unassigned)", 60)} = @${tableCell(agent, 60)} failed: error(kind=${JSON.stringify(kind)})`, this.now());
+  }
+
+  /** The run's end: status and a last trace line, written before the CLI prints the exports. */
+  async finish(status: Exclude<RunStatus, "running">, note: string): Promise<void> {
+    this.state.setStatus(status);
+    this.state.trace(note, this.now());
+    await this.state.flush();
+  }
+}
+
+/** A new run directory under `runs`: its id. Two runs in the same second that drew the same six hex digits draw again. */
+function makeRunDir(runs: string, started: Date): string {
+  for (let tries = 0; ; tries++) {
+    const id = runId(started);
+    try {
+      mkdirSync(path.join(runs, id));
+      return id;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || tries > 10) throw new RunDirError(`cannot create ${path.join(RUNS_DIR, id)} (${code(err)})`);
+    }
+  }
+}
+
+function runId(at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** `dir` as a real directory of its own: made when absent; a link (or a file) there is refused, never followed. */
+function realDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new RunDirError(`cannot create ${dir} (${code(err)})`);
+  }
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) throw new RunDirError(`${dir} is a symbolic link; run state is never written through a link (remove it, or run in-context)`);
+  if (!st.isDirectory()) throw new RunDirError(`${dir} is not a directory`);
+}
+
+/** `.vvm/.gitignore` listing `runs/`, made once when absent (never changed after, and never the project's own .gitignore). */
+function ignoreRuns(vvm: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path.join(vvm, ".gitignore"), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  } catch {
+    return; // already there (whatever it holds is the user's), or not writable: runs still work
+  }
+  try {
+    writeSync(fd, "runs/\n");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function code(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+}

@@ -1,0 +1,106 @@
+// Reading run directories back (`vvm runs`): the runs under a project, a run's state.md parsed, a binding's
+// text. A run directory is untrusted (anyone can copy one in): nothing here follows a symbolic link, and
+// only names of the run-id and binding-id forms are looked at.
+import { lstatSync, readdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { nodeFs } from "../memory/fsio.ts";
+import { BINDING_ID, RUN_ID, RUNS_DIR } from "./run-dir.ts";
+
+/** state.md is read up to this size (the runtime keeps it far smaller). */
+const STATE_CAP = 16 * 2 ** 20;
+
+export interface RunInfo {
+  id: string;
+  dir: string;
+  program: string | null;
+  started: string | null;
+  updated: string | null;
+  /** as state.md says; null when state.md is missing or unreadable */
+  status: string | null;
+  bindings: { name: string; binding: string; summary: string }[];
+  trace: string[];
+}
+
+/** `<project>/.vvm/runs`, or null when there is none (or it is not a real directory). */
+export function runsRoot(project: string): string | null {
+  const root = path.join(project, RUNS_DIR);
+  return realDirectory(root) ? root : null;
+}
+
+/** The runs under a project, oldest first (run ids sort by start time). */
+export async function listRuns(project: string): Promise<RunInfo[]> {
+  const root = runsRoot(project);
+  if (root === null) return [];
+  const ids = readdirSync(root).filter((n) => RUN_ID.test(n) && realDirectory(path.join(root, n))).sort();
+  return Promise.all(ids.map((id) => readRun(path.join(root, id))));
+}
+
+/** One run by its id or a prefix that names one run alone; a message when there is none or several. */
+export async function findRun(project: string, idOrPrefix: string): Promise<RunInfo | string> {
+  const root = runsRoot(project);
+  if (root === null) return `no runs under ${path.join(project, RUNS_DIR)}`;
+  const ids = readdirSync(root).filter((n) => RUN_ID.test(n) && n.startsWith(idOrPrefix) && realDirectory(path.join(root, n)));
+  if (ids.length === 0) return `no run ${idOrPrefix} under ${root}`;
+  if (ids.length > 1 && !ids.includes(idOrPrefix)) return `${idOrPrefix} names ${ids.length} runs (${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}); give more of the id`;
+  return readRun(path.join(root, ids.includes(idOrPrefix) ? idOrPrefix : ids[0]!));
+}
+
+export async function readRun(dir: string): Promise<RunInfo> {
+  const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, bindings: [], trace: [] };
+  let text: string;
+  try {
+    const buf = await nodeFs.readFile(path.join(dir, "state.md"));
+    if (buf === null) return info;
+    text = buf.subarray(0, STATE_CAP).toString("utf8");
+  } catch {
+    return info; // a link or something else where state.md belongs: said as "no state"
+  }
+  let section = "";
+  for (const line of text.split("\n")) {
+    if (line.startsWith("## ")) section = line.slice(3).trim();
+    const header = /^(Program|Started|Updated|Status): (.*)$/.exec(line);
+    if (header && section === "") info[header[1]!.toLowerCase() as "program" | "started" | "updated" | "status"] = header[2]!;
+    const row = /^\| (.*?) \| bindings\/(b\d{6,})\.md \| (.*) \|$/.exec(line);
+    if (row && section === "Binding Index") info.bindings.push({ name: unescapeCell(row[1]!), binding: row[2]!, summary: unescapeCell(row[3]!) });
+    if (section === "Execution Trace" && line.startsWith("- ")) info.trace.push(line.slice(2));
+  }
+  return info;
+}
+
+/**
+ * A binding's text, by binding id (`b000001`) or by name (the latest binding of that name); a message
+ * when there is no such binding or it cannot be read.
+ */
+export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ binding: string; name: string | null; text: string; others: number } | string> {
+  const byId = BINDING_ID.test(nameOrId);
+  const rows = byId ? run.bindings.filter((b) => b.binding === nameOrId) : run.bindings.filter((b) => b.name === nameOrId);
+  if (!byId && rows.length === 0) return `run ${run.id} has no binding named ${nameOrId}`;
+  const binding = byId ? nameOrId : rows[rows.length - 1]!.binding;
+  const name = rows[rows.length - 1]?.name ?? null;
+  const others = byId ? 0 : rows.length - 1;
+  try {
+    const buf = await nodeFs.readFile(path.join(run.dir, "bindings", `${binding}.md`));
+    if (buf === null) return `run ${run.id} has no binding file ${binding}.md`;
+    return { binding, name, text: buf.toString("utf8"), others };
+  } catch (err) {
+    return `cannot read ${binding}.md (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+}
+
+/** Remove a run directory: its entries are removed, never followed (links included). */
+export function removeRun(run: RunInfo): void {
+  if (!realDirectory(run.dir)) return;
+  rmSync(run.dir, { recursive: true, force: true });
+}
+
+function realDirectory(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function unescapeCell(s: string): string {
+  return s.replace(/\\([\\|])/g, "$1");
+}

@@ -1,0 +1,114 @@
+// state.md: the run's header, binding index and a short execution trace (spec/state.md §2). The runtime
+// keeps them in memory and rewrites the whole file, atomically, after each change; changes that arrive
+// while a write is under way are taken by the next write (at most one write in flight, one pending), so
+// a pmap's calls never lose a line and never queue a write each. A killed run leaves the last complete file.
+import type { MemoryFs } from "../memory/fsio.ts";
+
+export type RunStatus = "running" | "completed" | "failed";
+
+export interface IndexRow {
+  name: string;
+  /** `b000001` */
+  binding: string;
+  /** the table cell (indexCell) */
+  summary: string;
+}
+
+/** Trace lines kept: the first few and the most recent, with a count of those left out between. */
+const TRACE_HEAD = 20;
+const TRACE_TAIL = 200;
+
+export class StateFile {
+  private status: RunStatus = "running";
+  private updated: Date;
+  private readonly rows: IndexRow[] = [];
+  private readonly head: string[] = [];
+  private readonly tail: string[] = [];
+  private omitted = 0;
+  private dirty = false;
+  private writing: Promise<void> | null = null;
+  private failure: unknown = null;
+
+  constructor(
+    private readonly fs: MemoryFs,
+    private readonly file: string,
+    private readonly runId: string,
+    private readonly program: string,
+    private readonly started: Date,
+    /** told once when state.md cannot be written (the run goes on; the bindings are the artifacts) */
+    private readonly warn: (message: string) => void,
+  ) {
+    this.updated = started;
+  }
+
+  bind(row: IndexRow): void {
+    this.rows.push(row);
+  }
+
+  trace(line: string, at = new Date()): void {
+    const text = `- [${at.toISOString().slice(11, 19)}] ${line}`;
+    if (this.head.length < TRACE_HEAD) this.head.push(text);
+    else {
+      this.tail.push(text);
+      if (this.tail.length > TRACE_TAIL) {
+        this.tail.shift();
+        this.omitted++;
+      }
+    }
+    this.updated = at;
+    this.save();
+  }
+
+  setStatus(status: RunStatus): void {
+    this.status = status;
+  }
+
+  /** Schedule a write of the current state; returns at once. */
+  save(): void {
+    this.dirty = true;
+    this.writing ??= this.drain();
+  }
+
+  /** Write the current state and wait for it. */
+  async flush(): Promise<void> {
+    this.save();
+    await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.dirty) {
+        this.dirty = false;
+        try {
+          await this.fs.writeAtomic(this.file, this.render());
+        } catch (err) {
+          if (this.failure === null) this.warn(`cannot write ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the run goes on`);
+          this.failure = err;
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  render(): string {
+    const out = [
+      `# VVM Run: ${this.runId}`,
+      "",
+      `Program: ${this.program}`,
+      `Started: ${this.started.toISOString()}`,
+      `Updated: ${this.updated.toISOString()}`,
+      `Status: ${this.status}`,
+      "",
+      "## Binding Index",
+      "",
+      "| Name | Ref Path | Summary |",
+      "|------|----------|---------|",
+    ];
+    for (const r of this.rows) out.push(`| ${r.name} | bindings/${r.binding}.md | ${r.summary} |`);
+    out.push("", "## Execution Trace", "", ...this.head);
+    if (this.omitted > 0) out.push(`- … ${this.omitted} trace line${this.omitted === 1 ? "" : "s"} left out …`);
+    out.push(...this.tail, "");
+    return out.join("\n");
+  }
+}

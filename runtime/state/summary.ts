@@ -1,0 +1,60 @@
+// The `summary` of a ref value: derived by the runtime from the reply itself (its first sentences),
+// never asked of the model, so every binding has one and no reply format is imposed (spec/state.md §3).
+import { findSecrets } from "../memory/secret-rules.ts";
+
+/** A summary holds at most this many sentences ... */
+const SENTENCES = 3;
+/** ... and at most this many characters. */
+export const SUMMARY_CHARS = 280;
+/** A summary in state.md's binding index is cut shorter, so the file stays small on long runs. */
+const INDEX_CHARS = 80;
+
+/**
+ * The first one to three sentences of a reply, on one line: markdown markers at line starts (headings,
+ * bullets, quotes) and fence or rule lines left out, white space collapsed, cut at a word past 280
+ * characters. An empty reply has the empty summary.
+ */
+export function summarize(reply: string): string {
+  const prose = reply
+    .slice(0, 8 * SUMMARY_CHARS)
+    .split(/\r?\n/)
+    .filter((l) => !/^\s*(```|~~~|---+\s*$|\*\*\*+\s*$)/.test(l))
+    .map((l) => l.replace(/^\s*(#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)/, ""))
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
+  // the end of the third sentence, or of the last one that fits
+  let end = 0;
+  let count = 0;
+  for (const m of prose.matchAll(/[.!?]+(?=\s|$)/g)) {
+    const after = m.index + m[0].length;
+    if (after > SUMMARY_CHARS) break;
+    end = after;
+    if (++count === SENTENCES) break;
+  }
+  // no sentence end within the bound: the text cut at a word
+  return end === 0 ? cut(prose, SUMMARY_CHARS) : prose.slice(0, end);
+}
+
+/**
+ * A summary as state.md's index shows it: one table cell (pipes escaped, controls dropped), at most 80
+ * characters, and withheld when it looks like it holds a secret (state.md never does; the binding file
+ * keeps the reply whole).
+ */
+export function indexCell(summary: string): string {
+  if (findSecrets(summary).length > 0) return "(withheld: looks like a secret)";
+  return tableCell(summary, INDEX_CHARS);
+}
+
+/** Text as one markdown table cell: controls and line breaks become spaces, pipes are escaped, at most `max` characters. */
+export function tableCell(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex -- dropping control characters is the point
+  return cut(text.replace(/[\x00-\x1f\x7f-\x9f]/g, " ").replace(/\s+/g, " ").trim(), max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|");
+}
+
+function cut(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const head = s.slice(0, max - 1);
+  const space = head.lastIndexOf(" ");
+  return (space > max / 2 ? head.slice(0, space) : head) + "…";
+}

@@ -1,0 +1,22 @@
+// `vvm runs ls [DIR]`: the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
+import { displayPath, EXIT, type CliIO } from "../io.ts";
+import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
+import { printable } from "../printable.ts";
+import { columns, shortTime } from "./memory.ts";
+import { projectDir, runsCommand } from "./runs.ts";
+
+export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
+  return runsCommand(io, async () => {
+    const project = projectDir(dir, io);
+    const runs = await listRuns(project);
+    const root = runsRoot(project);
+    if (runs.length === 0) {
+      io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
+      return EXIT.ok;
+    }
+    const rows = runs.map((r) => [r.id, r.status ?? "(no state.md)", shortTime(r.started), `${r.bindings.length} binding${r.bindings.length === 1 ? "" : "s"}`, r.program ?? "-"]);
+    // state.md is a file anyone can edit: nothing in it reaches the terminal raw
+    io.stdout.write(printable(`${runs.length} run${runs.length === 1 ? "" : "s"} in ${displayPath(root!, io)}\n${columns(rows, "  ")}`));
+    return EXIT.ok;
+  });
+}

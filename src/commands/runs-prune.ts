@@ -1,0 +1,42 @@
+// `vvm runs prune --keep N | --older-than DURATION`: remove old run directories. A run still marked
+// running is left alone unless its state.md has not changed for a day (a killed run is never finished).
+import { EXIT, UsageError, type CliIO } from "../io.ts";
+import { listRuns, removeRun, type RunInfo } from "../../runtime/state/runs.ts";
+import { printable } from "../printable.ts";
+import { sinceTime } from "./memory-log.ts";
+import { projectDir, runsCommand, type RunsFlags } from "./runs.ts";
+
+export type PruneFlags = RunsFlags & { keep?: number; olderThan?: string; dryRun?: boolean };
+
+/** A run marked running whose state.md is older than this was killed: it may be pruned. */
+const STALE_RUNNING_MS = 24 * 3_600_000;
+
+export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
+  return runsCommand(io, async () => {
+    if ((flags.keep === undefined) === (flags.olderThan === undefined)) throw new UsageError("give --keep N or --older-than DURATION (one of them)");
+    const now = Date.now();
+    const cutoff = flags.olderThan === undefined ? null : sinceTime(flags.olderThan, now, "--older-than");
+    const runs = await listRuns(projectDir(flags.dir, io));
+    const removable = (r: RunInfo) => r.status !== "running" || now - time(r.updated) > STALE_RUNNING_MS;
+    // oldest first: --keep keeps the newest N, --older-than removes those started before the cutoff
+    const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => time(r.started ?? idTime(r.id)) < cutoff);
+    const gone = doomed.filter(removable);
+    for (const r of gone) if (!flags.dryRun) removeRun(r);
+    const kept = doomed.length - gone.length;
+    const verb = flags.dryRun ? "would remove" : "removed";
+    let out = gone.map((r) => `${verb} ${r.id} (${r.status ?? "no state.md"})\n`).join("");
+    out += `${verb} ${gone.length} run${gone.length === 1 ? "" : "s"}${kept > 0 ? `; kept ${kept} still running (updated in the last 24 hours)` : ""}\n`;
+    io.stdout.write(printable(out));
+    return EXIT.ok;
+  });
+}
+
+function time(iso: string | null): number {
+  const t = iso === null ? NaN : Date.parse(iso);
+  return Number.isNaN(t) ? 0 : t;
+}
+
+/** `20260127-143052-…` as an ISO time (UTC), for a run without a readable state.md. */
+function idTime(id: string): string {
+  return `${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6, 8)}T${id.slice(9, 11)}:${id.slice(11, 13)}:${id.slice(13, 15)}Z`;
+}
