@@ -22,9 +22,11 @@ import {
   type Turn,
   type Usage,
 } from "../provider.ts";
+import { CachePlanner } from "./cache-plan.ts";
 
 /** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
 export const DEFAULT_MAX_TOKENS = 8192;
+const EPHEMERAL = { cache_control: { type: "ephemeral" } } as const;
 /** Judges answer through one small tool call. */
 const JUDGE_MAX_TOKENS = 512;
 /**
@@ -45,6 +47,7 @@ export interface AnthropicProviderOptions {
 export class AnthropicProvider implements Provider {
   readonly name = "anthropic";
   private readonly client: Anthropic;
+  private readonly cache = new CachePlanner();
 
   constructor(opts: AnthropicProviderOptions) {
     const log = (level: string) => (msg: string, ...rest: unknown[]) =>
@@ -59,10 +62,6 @@ export class AnthropicProvider implements Provider {
   }
 
   async complete(req: ModelRequest): Promise<ModelReply> {
-    const system: TextBlockParam[] = [];
-    // Both stable blocks are marked: the system prompt stays cached even when the memory context changes.
-    if (req.system !== "") system.push({ type: "text", text: req.system, cache_control: { type: "ephemeral" } });
-    if (req.memoryContext) system.push({ type: "text", text: req.memoryContext, cache_control: { type: "ephemeral" } });
     const content: TextBlockParam[] = [];
     if (req.task.trim() !== "") content.push({ type: "text", text: req.task });
     if (req.input !== null) content.push({ type: "text", text: inputBlock(req.input) });
@@ -74,10 +73,15 @@ export class AnthropicProvider implements Provider {
       max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
       messages: [{ role: "user", content }, ...historyMessages(req.history ?? [])],
     };
-    if (system.length > 0) params.system = system;
     if (req.tools && req.tools.length > 0) {
       params.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Tool["input_schema"] }));
     }
+    // only blocks likely to be read again are marked (cache-plan.ts): a cache write nothing reads costs 1.25x
+    const marks = this.cache.plan(req.model, JSON.stringify(params.tools ?? []) + req.system, req.system, req.memoryContext || null);
+    const system: TextBlockParam[] = [];
+    if (req.system !== "") system.push({ type: "text", text: req.system, ...(marks.system ? EPHEMERAL : {}) });
+    if (req.memoryContext) system.push({ type: "text", text: req.memoryContext, ...(marks.memory ? EPHEMERAL : {}) });
+    if (system.length > 0) params.system = system;
     const msg = await this.send(params, req.signal);
     if (msg.stop_reason === "refusal") {
       throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId, null, msg.usage);
@@ -118,11 +122,13 @@ export class AnthropicProvider implements Provider {
           },
         };
     const task = judgeTask(req.kind, req.criterion, labels);
+    const judgeSystem = choosing ? CHOOSE_SYSTEM : JUDGE_SYSTEM;
+    const marks = this.cache.plan(req.model, JSON.stringify([tool]) + judgeSystem, judgeSystem, null);
     const msg = await this.send(
       {
         model: req.model,
         max_tokens: JUDGE_MAX_TOKENS,
-        system: [{ type: "text", text: choosing ? CHOOSE_SYSTEM : JUDGE_SYSTEM, cache_control: { type: "ephemeral" } }],
+        system: [{ type: "text", text: judgeSystem, ...(marks.system ? EPHEMERAL : {}) }],
         tools: [tool],
         tool_choice: { type: "tool", name: tool.name },
         messages: [{ role: "user", content: [{ type: "text", text: task }, { type: "text", text: inputBlock(req.input) }] }],

@@ -145,7 +145,7 @@ describe("conformance through vvm run", () => {
     expectCleanRun(res, "input.vvm");
     const bodies = standin.requests.map((r) => r.body);
     expect(bodies.map((b) => b.model)).toEqual(Array(4).fill(MODEL_ALIASES.opus));
-    expect(bodies[0].system).toEqual([{ type: "text", text: "Sys prompt.", cache_control: { type: "ephemeral" } }]);
+    expect(bodies[0].system).toEqual([{ type: "text", text: "Sys prompt." }]);
     const docBlock = 'Input:\n---\n{\n  "body": "B",\n  "title": "T"\n}\n---';
     expect(bodies[0].messages[0].content).toEqual([{ type: "text", text: "Explicit." }, { type: "text", text: docBlock }]);
     expect(bodies[1].messages[0].content).toEqual([{ type: "text", text: "Top-level it." }]);

@@ -3,6 +3,7 @@
 // back the recorded requests. Start and stop it inside each test file.
 import http, { type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { PromptCache } from "./standin-cache.ts";
 
 export interface RecordedRequest {
   method: string;
@@ -63,7 +64,8 @@ export class Standin {
   private handler: StandinHandler | null = null;
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
-  private readonly cached = new Set<string>();
+  /** prompt caching as the API does it (standin-cache.ts); `cache.minTokens` sets the minimum */
+  readonly cache = new PromptCache();
   private seq = 0;
 
   constructor() {
@@ -102,7 +104,7 @@ export class Standin {
     this.requests.length = 0;
     this.maxInFlight = 0;
     this.abandoned = 0;
-    this.cached.clear();
+    this.cache.clear();
     return this;
   }
 
@@ -206,15 +208,10 @@ export class Standin {
     }
   }
 
-  /** A Messages API reply; the usage imitates prompt caching of the system blocks. */
+  /** A Messages API reply; the usage imitates prompt caching of the marked blocks. */
   private message(rec: RecordedRequest, content: unknown[], stopReason: string, usage: UsageOverride = {}) {
     const body = rec.body ?? {};
-    const system = Array.isArray(body.system) ? body.system : [];
-    const cachedPrefix = system.some((b: { cache_control?: unknown }) => b.cache_control) ? JSON.stringify(system) : null;
-    const prefixTokens = cachedPrefix ? Math.ceil(cachedPrefix.length / 4) : 0;
-    const hit = cachedPrefix !== null && this.cached.has(cachedPrefix);
-    if (cachedPrefix !== null) this.cached.add(cachedPrefix);
-    const total = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+    const cached = this.cache.usage(body);
     return {
       id: `msg_${this.seq}`,
       type: "message",
@@ -224,10 +221,10 @@ export class Standin {
       stop_reason: stopReason,
       stop_sequence: null,
       usage: {
-        input_tokens: usage.input_tokens ?? total,
+        input_tokens: usage.input_tokens ?? cached.input_tokens,
         output_tokens: usage.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
-        cache_read_input_tokens: usage.cache_read_input_tokens ?? (hit ? prefixTokens : 0),
-        cache_creation_input_tokens: usage.cache_creation_input_tokens ?? (hit ? 0 : prefixTokens),
+        cache_read_input_tokens: usage.cache_read_input_tokens ?? cached.cache_read_input_tokens,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens ?? cached.cache_creation_input_tokens,
       },
     };
   }
