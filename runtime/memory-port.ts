@@ -42,6 +42,11 @@ export interface MemorySession {
   complete(replyText: string): Promise<string>;
   /** After a failed call: release the lock, write nothing. */
   release(): Promise<void>;
+  /**
+   * `memory_search`: the retained facts of this memory that the Memory Context did not show, most relevant
+   * to `query` first, each as its Memory Context line. Absent in `fresh` mode (the call sees no memory).
+   */
+  search?(query: string): Promise<string[]>;
 }
 
 export interface MemoryPort {

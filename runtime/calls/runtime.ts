@@ -106,8 +106,6 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
-    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null } };
-    const toolbox = grantsTools(permissions) ? await (await loadTools()).Toolbox.create(permissions, toolOpts) : null;
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
 
     const memoryConfig = cfg.get("memory");
@@ -123,6 +121,14 @@ export class CallRuntime implements AgentRuntime {
       if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0, loop);
       session = opened;
     }
+    // memory_search reads this call's own memory, through its session (none in fresh mode)
+    const memorySearch = session?.search ? (q: string) => session.search!(q) : null;
+    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null }, memory: memorySearch };
+    const toolbox = grantsTools(permissions) || memorySearch !== null ? await (await loadTools()).Toolbox.create(permissions, toolOpts).catch(async (err: unknown) => {
+      await session?.release();
+      throw err;
+    }) : null;
+
 
     const started = performance.now();
     const request: Omit<ModelRequest, "signal"> = {

@@ -2,6 +2,7 @@
 // crash or a hand edit left (continue only), builds the Memory Context, and after the reply guards,
 // applies or rejects the patch, and releases the lock. spec/memory.md §3–§7 describe the behaviour.
 import { syncFacts, type FactIndex, type SyncOptions } from "./fact-index.ts";
+import { factLine } from "./recall.ts";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryReport, MemoryProvenance, MemorySession } from "../memory-port.ts";
@@ -102,6 +103,8 @@ export class Session implements MemorySession {
   /** old replaced digests being removed (settleReplaced) */
   private readonly removals: Promise<void>[] = [];
   private readonly files: { digest: string; ledger: string; meta: string; recall: string };
+  /** the facts the Memory Context shows, as `seq:index` (memory_search leaves them out) */
+  private shown = new Set<string>();
   readonly report: MemoryReport;
 
   /**
@@ -182,6 +185,7 @@ export class Session implements MemorySession {
     }
     const facts = await recalledFacts({ ...this.recallSync(writing), settings: this.parsed.settings, query: this.query, budgetChars: this.shared.retainChars });
     this.context = memoryContext(this.loc, this.parsed, facts, this.mode);
+    this.shown = new Set(facts.shown.map((f) => `${f.seq}:${f.i}`));
     Object.assign(this.report, { facts_shown: facts.shown.length, facts_hidden: facts.hidden, context_chars: this.context.length });
   }
 
@@ -212,6 +216,19 @@ export class Session implements MemorySession {
       await this.finish();
     }
     return visible;
+  }
+
+  async search(query: string): Promise<string[]> {
+    // (no lock: a dry_run of a memory that does not exist yet, which holds nothing)
+    if (this.lock === null || this.done) return [];
+    // the index load() brought up to date, from the shared cache; the ledger has not moved since (the lock is held)
+    const { search } = await syncFacts(this.recallSync(false));
+    const out: string[] = [];
+    for (const k of search.search(query)) {
+      const f = search.facts[k];
+      if (!search.removed.has(k) && !this.shown.has(`${f.seq}:${f.i}`)) out.push(factLine(f));
+    }
+    return out;
   }
 
   async release(): Promise<void> {

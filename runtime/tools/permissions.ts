@@ -5,6 +5,9 @@ import { thrown, typeName, type Site, type Value } from "../values.ts";
 
 export type PermissionMode = "allow" | "deny" | "prompt";
 
+/** What a tool needs: read or write globs, bash "allow"/"prompt", or the agent's memory (not fresh). */
+export type ToolPermission = "read" | "write" | "bash" | "memory";
+
 export interface Permissions {
   read: string[];
   write: string[];

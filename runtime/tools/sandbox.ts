@@ -5,13 +5,14 @@ import { promises as fs, type Dirent } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { GLOB_OPTIONS, GlobSet, realish, relativeUnder } from "./globs.ts";
+import type { ToolPermission } from "./permissions.ts";
 
 /** A refusal the model is told about (so it can carry on); `permission` names what was missing. */
 export class ToolDenied extends Error {
   override name = "ToolDenied";
   constructor(
     message: string,
-    readonly permission: "read" | "write" | "bash" | null,
+    readonly permission: ToolPermission | null,
   ) {
     super(message);
   }

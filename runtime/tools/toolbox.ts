@@ -4,7 +4,8 @@
 import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
 import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
-import type { Permissions } from "./permissions.ts";
+import { memorySearchTool, MEMORY_SEARCH_LIMITS, type MemorySearch } from "./memory-search-tool.ts";
+import type { Permissions, ToolPermission } from "./permissions.ts";
 import { Sandbox, ToolDenied, ToolFailed } from "./sandbox.ts";
 
 /** What the trace records about one tool use: no file contents, no arguments beyond the path. */
@@ -14,7 +15,7 @@ export interface ToolEvent {
   /** false when a permission (or the path rules) refused it */
   allowed: boolean;
   /** the permission that was missing, when one was */
-  denied: Permission | null;
+  denied: ToolPermission | null;
   ok: boolean;
   /** why it failed, as a short word (denied, bad_input, unknown_tool, not_found, binary, …) */
   error: string | null;
@@ -27,8 +28,6 @@ export interface ToolEvent {
   exit_code?: number | null;
 }
 
-/** The permission a tool needs: read or write globs, or bash "allow"/"prompt". */
-export type Permission = "read" | "write" | "bash";
 
 type ArgType = "string" | "line";
 
@@ -41,6 +40,7 @@ interface ToolContext {
   programDir: string;
   agent: string;
   shell: ShellSettings;
+  memory: MemorySearch | null;
 }
 
 /** What the call layer gives the toolbox besides the permissions. */
@@ -48,11 +48,13 @@ export interface ToolboxOptions {
   programDir: string;
   agent: string;
   shell: ShellSettings;
+  /** the call's memory session's search; null: no memory, or memory_mode="fresh" */
+  memory?: MemorySearch | null;
 }
 
 interface ToolDef {
   name: string;
-  permission: Permission;
+  permission: ToolPermission;
   args: Record<string, { type: ArgType; required: boolean; description: string }>;
   describe(ctx: ToolContext): string;
   run(ctx: ToolContext, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput & { exitCode?: number | null }>;
@@ -131,6 +133,15 @@ const DEFS: ToolDef[] = [
       (ctx.permissions.bash === "prompt" ? " Each command is shown to a person, who may refuse it." : ""),
     run: (ctx, a, signal) => bashTool({ agent: ctx.agent, mode: ctx.permissions.bash === "prompt" ? "prompt" : "allow", cwd: ctx.programDir, shell: ctx.shell }, a as { command: string }, signal),
   },
+  {
+    name: "memory_search",
+    permission: "memory",
+    args: { query: { type: "string", required: true, description: "words the facts you look for would contain (names, @Entities, terms)" } },
+    describe: () =>
+      `Search your memory's retained facts that the Memory Context did not show, most relevant first. ` +
+      `Answers at most ${MEMORY_SEARCH_LIMITS.facts} facts, each with the ledger entry (#seq) and day it was retained.`,
+    run: (ctx, a) => memorySearchTool(ctx.memory!, a as { query: string }),
+  },
 ];
 
 /** Is a tool's permission granted? (a tool that is not is neither offered nor run) */
@@ -142,6 +153,8 @@ function granted(def: ToolDef, ctx: ToolContext): boolean {
       return ctx.sandbox !== null && !ctx.sandbox.write.empty;
     case "bash":
       return ctx.permissions.bash !== "deny";
+    case "memory":
+      return ctx.memory !== null;
     default: {
       const never: never = def.permission;
       return never;
@@ -157,6 +170,8 @@ function missing(def: ToolDef): string {
       return `the ${def.permission} permission, and this agent has no ${def.permission} globs`;
     case "bash":
       return 'bash="allow" (or "prompt") in the agent\'s permissions, and this agent has bash="deny"';
+    case "memory":
+      return 'agent memory in a mode other than memory_mode="fresh", and this call has none';
     default: {
       const never: never = def.permission;
       return never;
@@ -181,7 +196,7 @@ export class Toolbox {
   static async create(permissions: Permissions, opts: ToolboxOptions): Promise<Toolbox> {
     const files = permissions.read.length > 0 || permissions.write.length > 0;
     const sandbox = files ? await Sandbox.create(opts.programDir, permissions.read, permissions.write) : null;
-    return new Toolbox({ sandbox, lock: new PathLock(), permissions, ...opts });
+    return new Toolbox({ sandbox, lock: new PathLock(), permissions, ...opts, memory: opts.memory ?? null });
   }
 
   /** Run the tool uses of one turn, all at once; results in the order asked. Never rejects. */
