@@ -56,6 +56,13 @@ function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
   return [...previous, { name, text: value.slice(eq + 1) }];
 }
 
+/** `--max-cost`: dollars, such as 0.50 or $2 */
+function dollarsArg(value: string): number {
+  const n = Number(value.trim().replace(/^\$/, ""));
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected an amount of dollars above 0, such as 0.50 or $2");
+  return n;
+}
+
 function duration(value: string): number {
   const ms = parseDuration(value);
   if (ms === null) throw new InvalidArgumentError('expected a duration such as "500ms", "30s" or "2m"');
@@ -116,6 +123,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     )
     .option("--strict", "treat warnings as errors: nothing runs when the checker warns (exit 2)")
     .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")
+    .option("--max-cost <dollars>", 'start no call once this much is spent, estimating each prompt; a refused call is error(kind="rejected") and the run exits 1', dollarsArg)
+    .option("--usage", "after the summary line, calls, tokens and dollars per agent")
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);

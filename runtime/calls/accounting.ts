@@ -1,5 +1,7 @@
 // Per-run totals for the summary line, and the live progress line on a terminal.
 import type { Usage } from "../provider.ts";
+import { DEFAULT_PRICES } from "../providers/prices.ts";
+import { Costs, JUDGES_ROW } from "./costs.ts";
 
 /** Token counts as trace events name them. */
 export function usageFields(u: Usage) {
@@ -7,6 +9,9 @@ export function usageFields(u: Usage) {
 }
 
 export class Accounting {
+  /** dollars by agent, and the --max-cost cap (default: the built-in prices, no cap) */
+  constructor(readonly costs: Costs = new Costs(DEFAULT_PRICES, null)) {}
+
   calls = 0;
   failedCalls = 0;
   callAttempts = 0;
@@ -28,8 +33,10 @@ export class Accounting {
     this.onChange?.();
   }
 
-  attemptEnded(kind: "call" | "judge", usage: Usage | null, latencyMs: number): void {
+  /** `agent`: the calling agent's name, null for a judge; `model`: the model that billed the tokens. */
+  attemptEnded(kind: "call" | "judge", usage: Usage | null, latencyMs: number, agent: string | null, model: string): void {
     this.inFlight--;
+    this.costs.request(agent ?? JUDGES_ROW, model, usage);
     if (kind === "call") this.callAttempts++;
     else this.judgeAttempts++;
     if (usage) {
@@ -46,8 +53,9 @@ export class Accounting {
   readonly failedCallKinds = new Map<string, number>();
   readonly failedJudgeKinds = new Map<string, number>();
 
-  /** A call or judge is over: `failedAs` is its error kind, or null when it succeeded. */
-  finished(kind: "call" | "judge", failedAs: string | null): void {
+  /** A call (of `agent`) or judge (agent null) is over: `failedAs` is its error kind, or null when it succeeded. */
+  finished(kind: "call" | "judge", failedAs: string | null, agent: string | null): void {
+    this.costs.finished(agent ?? JUDGES_ROW, failedAs !== null);
     if (kind === "call") {
       this.calls++;
       if (failedAs !== null) {
@@ -77,6 +85,8 @@ export class Accounting {
       failed_judge_kinds: Object.fromEntries(byCount(this.failedJudgeKinds)),
       // the token fields have the names of Usage, so the totals read as one
       ...usageFields(this),
+      // null when a model used has no price
+      cost_usd: this.costs.unpriced.length === 0 ? this.costs.spent : null,
       model_ms: Math.round(this.latencyMs),
     };
   }
@@ -95,7 +105,7 @@ export class Accounting {
       `vvm: ${part(this.calls, "call", this.failedCalls, this.failedCallKinds, this.callAttempts)}, ` +
       `${part(this.judges, "judge", this.failedJudges, this.failedJudgeKinds, this.judgeAttempts)}, ` +
       `tokens ${this.inputTokens} in / ${this.outputTokens} out, ` +
-      `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ` +
+      `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ${this.costs.summary()}, ` +
       `model time ${(this.latencyMs / 1000).toFixed(2)}s [${provider}]`
     );
   }

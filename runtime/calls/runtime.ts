@@ -107,6 +107,9 @@ export class CallRuntime implements AgentRuntime {
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
+    // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
+    const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (req.input === null ? 0 : serializeInput(req.input).length));
+    if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
 
     const memoryConfig = cfg.get("memory");
     let session: MemorySession | null = null;
@@ -270,9 +273,14 @@ export class CallRuntime implements AgentRuntime {
     const base = { judge: id, kind, model };
     const started = performance.now();
     const request = { kind, model, criterion, input: serializeInput(input), labels, site };
+    const over = this.deps.accounting.costs.admit(model, () => criterion.length + request.input.length);
+    if (over !== null) {
+      this.deps.accounting.finished("judge", "rejected", null);
+      throw thrown(over, site, new Map([["kind", "rejected"]]));
+    }
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
     const ms = roundMs(performance.now() - started);
-    this.deps.accounting.finished("judge", outcome.ok ? null : outcome.error === "cancelled" ? "cancelled" : outcome.error.kind);
+    this.deps.accounting.finished("judge", outcome.ok ? null : outcome.error === "cancelled" ? "cancelled" : outcome.error.kind, null);
     if (outcome.ok) {
       // A label outside the options is no answer (uncertain: the first option wins), whichever provider gave it.
       const label = outcome.reply.label !== null && labels?.includes(outcome.reply.label) ? outcome.reply.label : null;
@@ -327,9 +335,9 @@ export class CallRuntime implements AgentRuntime {
         signal.removeEventListener("abort", onCancel);
       }
       const ms = performance.now() - t0;
-      accounting.attemptEnded(what, reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null), ms);
+      accounting.attemptEnded(what, reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null), ms, what === "call" ? String(base.agent) : null, reply?.model ?? String(base.model));
       if (reply !== null) {
-        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage) });
+        if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage), cost_usd: accounting.costs.price(reply.model, reply.usage) });
         return { ok: true, reply, attempts: attempt, startedAt: t0 };
       }
       // Which signal fired decides the kind: the caller's (cancelled) wins over our deadline (timeout).
@@ -371,7 +379,7 @@ export class CallRuntime implements AgentRuntime {
     loop: { turns: number; toolUses: number; notGranted: string[] },
   ): Value {
     const failed = isErrorValue(value);
-    this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null);
+    this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null, String(base.agent));
     if (this.deps.trace.enabled) {
       const result = failed
         ? { ok: false, error_kind: errorKind(value) }

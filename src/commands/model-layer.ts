@@ -13,6 +13,9 @@ import { noTrace, type TraceSink } from "../../runtime/trace.ts";
 import { MODEL_ALIASES, resolveModel, type ModelAlias, type ModelOverrides } from "../../runtime/providers/models.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { Accounting, Progress } from "../../runtime/calls/accounting.ts";
+import { Costs } from "../../runtime/calls/costs.ts";
+import { priceTable } from "./prices-file.ts";
+import { printable } from "../printable.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
 import { commandConfirm } from "./confirm-command.ts";
@@ -24,6 +27,8 @@ export interface ModelLayer {
   script: ScriptProvider | null;
   /** Erase the live progress line for good: the program is done, and stdout output must not land on top of it. */
   stopProgress(): void;
+  /** the calls and judges --max-cost refused (the run then exits 1) */
+  costRefusals(): number;
   close(): Promise<void>;
 }
 
@@ -38,6 +43,10 @@ export interface ModelFlags {
   /** milliseconds */
   lockTimeout: number;
   memoryBudget: number;
+  /** `--max-cost`: dollars; absent, no cap */
+  maxCost?: number;
+  /** `--usage`: a table per agent after the summary line */
+  usage?: boolean;
 }
 
 export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO };
@@ -77,7 +86,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   }
   const trace: TraceSink = fileTrace ?? noTrace;
 
-  const accounting = new Accounting();
+  // VVM_PRICES adds or replaces models' rates; a bad file is a usage error before anything runs
+  const accounting = new Accounting(new Costs(priceTable(io.env, io.cwd), opts.maxCost ?? null));
   const style = progressStyle(io);
   progress = style ? new Progress(accounting, (s) => io.stderr.write(s), style) : null;
   const memory = lazyMemoryStore({
@@ -109,6 +119,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     trace,
     script,
     stopProgress: () => progress?.clear(),
+    costRefusals: () => accounting.costs.refused,
     async close() {
       if (closed) return;
       closed = true;
@@ -124,7 +135,9 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
           const { scriptReport } = await import("./script-report.ts");
           io.stderr.write(scriptReport(script, opts.script ?? "the script", (f) => displayPath(f, io), color.yellow));
         }
-        io.stderr.write(accounting.summary(provider.name) + "\n");
+        // model ids come from the program: printed escaped
+        io.stderr.write(printable(accounting.summary(provider.name), false) + "\n");
+        if (opts.usage) io.stderr.write(accounting.costs.table().map((l) => printable(l, false) + "\n").join(""));
       }
     },
   };

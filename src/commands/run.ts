@@ -86,6 +86,12 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
           return EXIT.raised;
         }
         io.stdout.write(text + "\n");
+        // a run --max-cost cut short did not do all it was written to do, whatever it exported
+        const refused = layer.costRefusals();
+        if (refused > 0) {
+          io.stderr.write(`vvm: --max-cost refused ${refused} of this run's calls and judges: exit 1\n`);
+          return EXIT.overBudget;
+        }
         // The exports are printed either way; the exit code says whether any of them is a failure.
         const failed = [...outcome.exports].filter(([, v]) => isErrorValue(v));
         if (failed.length === 0 || flags.allowErrorExports) return layer.script?.strict && layer.script.unanswered.length > 0 ? EXIT.unscripted : EXIT.ok;

@@ -56,7 +56,7 @@ describe("provider selection", () => {
     await layer.close();
     // the environment's model override reaches the request (the runtime itself never reads the environment)
     expect(standin.requests[0].body.model).toBe("claude-sonnet-custom");
-    expect(out.stderr).toMatch(/^vvm: 1 call \(1 attempt\), 0 judges \(0 attempts\), tokens \d+ in \/ \d+ out, cache 0 read \/ 0 write, model time \d+\.\d\ds \[anthropic\]\n$/);
+    expect(out.stderr).toMatch(/^vvm: 1 call \(1 attempt\), 0 judges \(0 attempts\), tokens \d+ in \/ \d+ out, cache 0 read \/ 0 write, cost unknown \(no price for claude-sonnet-custom; \$0\.00 for the rest\), model time \d+\.\d\ds \[anthropic\]\n$/);
   });
 
   it("command-line mistakes are usage errors", async () => {
@@ -111,7 +111,7 @@ describe("trace and summary", () => {
     expect(events[3]).toMatchObject({ type: "call", attempts: 2, ok: true, reply_chars: 2, site: "/tmp/prog.vvm:1:1" });
     expect(events[5]).toMatchObject({ type: "judge", kind: "predicate", verdict: true, uncertain: false });
     expect(events[7]).toMatchObject({ calls: 1, call_attempts: 2, judges: 1, tokens_in: 7, tokens_out: 3, cache_write: 5 });
-    expect(out.stderr).toMatch(/^vvm: 1 call \(2 attempts\), 1 judge \(1 attempt\), tokens 7 in \/ 3 out, cache 0 read \/ 5 write, model time \d+\.\d\ds \[script\]\n$/);
+    expect(out.stderr).toMatch(/^vvm: 1 call \(2 attempts\), 1 judge \(1 attempt\), tokens 7 in \/ 3 out, cache 0 read \/ 5 write, \$0\.00005\d, model time \d+\.\d\ds \[script\]\n$/);
   });
 
   it("a trace file that stops accepting writes (a full disk) warns once and the run goes on", async () => {

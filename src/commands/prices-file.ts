@@ -1,0 +1,39 @@
+// VVM_PRICES=FILE: a JSON object of model ids to rates in dollars per million tokens, added to the built-in
+// price table (runtime/providers/prices.ts) or replacing a model's rates there, for one run.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from "../../runtime/providers/prices.ts";
+import { UsageError } from "../io.ts";
+
+const FIELDS = { input: "input", output: "output", cache_write: "cacheWrite", cache_read: "cacheRead" } as const;
+
+/** The run's price table: the built-in one, with VVM_PRICES's models over it when the variable is set. */
+export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
+  const file = env.VVM_PRICES;
+  if (!file) return DEFAULT_PRICES;
+  const bad = (what: string) => new UsageError(`VVM_PRICES=${file}: ${what}`);
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path.resolve(cwd, file), "utf8"));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw bad(e instanceof SyntaxError ? `not JSON (${e.message})` : `cannot read the file (${e.code ?? e.message})`);
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');
+  }
+  const out: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
+  for (const [model, rates] of Object.entries(data)) {
+    if (typeof rates !== "object" || rates === null || Array.isArray(rates)) throw bad(`${JSON.stringify(model)}: expected an object of rates`);
+    const price: Partial<Record<keyof ModelPrice, number>> = {};
+    for (const [key, value] of Object.entries(rates)) {
+      if (!Object.hasOwn(FIELDS, key)) throw bad(`${JSON.stringify(model)}: unknown field ${JSON.stringify(key)} (expected ${Object.keys(FIELDS).join(", ")})`);
+      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0`);
+      price[FIELDS[key as keyof typeof FIELDS]] = value;
+    }
+    const missing = Object.keys(FIELDS).filter((k) => price[FIELDS[k as keyof typeof FIELDS]] === undefined);
+    if (missing.length > 0) throw bad(`${JSON.stringify(model)}: missing ${missing.join(", ")}`);
+    out[model] = price as ModelPrice;
+  }
+  return out;
+}
