@@ -4,8 +4,8 @@ import { durationMs } from "./duration.ts";
 import { MEMORY_MODES, type MemoryMode } from "./memory-port.ts";
 import { thrown, typeName, type Site, type Value } from "./values.ts";
 
-/** Portable agent-call options (spec/language.md §4.1); the validator warns W050 about any other. */
-export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode"] as const;
+/** Agent-call options: the portable ones (spec/language.md §4.1) and `returns` (spec/typed-results.md); the validator warns W050 about any other. */
+export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode", "returns"] as const;
 export const BACKOFFS = ["fixed", "exponential"] as const;
 export type Backoff = (typeof BACKOFFS)[number];
 
@@ -18,10 +18,12 @@ export interface CallOptions {
   name: string | null;
   /** as written; null when not given (memory then defaults to "continue") */
   memoryMode: Value;
+  /** the `returns=` shape as written (unit: an untyped call); undefined when not given, so the agent's own applies */
+  returns: Value | undefined;
 }
 
 export function parseCallOptions(options: Map<string, Value>, site: Site): CallOptions {
-  const out: CallOptions = { retry: 0, backoff: "exponential", timeoutMs: null, name: null, memoryMode: null };
+  const out: CallOptions = { retry: 0, backoff: "exponential", timeoutMs: null, name: null, memoryMode: null, returns: undefined };
   for (const [key, v] of options) {
     switch (key) {
       case "retry":
@@ -46,6 +48,10 @@ export function parseCallOptions(options: Map<string, Value>, site: Site): CallO
         break;
       case "memory_mode":
         out.memoryMode = v;
+        break;
+      case "returns":
+        // read by the call layer (runtime/calls/typed.ts), which raises on a shape it cannot use
+        out.returns = v;
         break;
       default:
         // ignored (spec/language.md §4.1); the validator has already reported it as W050, with its position

@@ -34,6 +34,8 @@ export interface ModelRequest {
   tools?: ToolSpec[];
   /** the earlier turns of this call's tool loop, oldest first (absent or empty on the first request) */
   history?: Turn[];
+  /** a typed call (`returns=`): the JSON Schema the reply's text must fit, sent as the output format */
+  output?: Record<string, unknown>;
   signal: AbortSignal;
 }
 
@@ -74,8 +76,11 @@ export interface ToolResult {
   isError: boolean;
 }
 
-/** A past turn of the loop: what the model said, then the results of the tools it asked for. */
-export type Turn = { role: "assistant"; content: AssistantBlock[] } | { role: "tool_results"; results: ToolResult[] };
+/**
+ * A past turn of the loop: what the model said, then the results of the tools it asked for; or, after a typed
+ * reply that did not fit its schema, the runtime's text saying what is wrong (a re-ask, spec/typed-results.md).
+ */
+export type Turn = { role: "assistant"; content: AssistantBlock[] } | { role: "tool_results"; results: ToolResult[] } | { role: "user"; text: string };
 
 export interface JudgeModelRequest {
   kind: JudgeKind | "choose";

@@ -21,8 +21,8 @@ const PACKAGES: Record<string, string[]> = {
   syntax: ["chevrotain"],
   "language facts": [],
   stdlib: [],
-  checker: [],
-  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "async-mutex", "gray-matter", "minisearch", "picomatch", "yaml"],
+  checker: ["yaml"],
+  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "ajv", "ajv-formats", "async-mutex", "gray-matter", "minisearch", "picomatch", "yaml"],
   cli: ["commander", "diff", "picocolors"],
 };
 

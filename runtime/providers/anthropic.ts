@@ -76,6 +76,8 @@ export class AnthropicProvider implements Provider {
     if (req.tools && req.tools.length > 0) {
       params.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Tool["input_schema"] }));
     }
+    // a typed call: the API's structured output holds the final text to the schema (spec/typed-results.md)
+    if (req.output) params.output_config = { format: { type: "json_schema", schema: req.output } };
     // only blocks likely to be read again are marked (cache-plan.ts): a cache write nothing reads costs 1.25x
     const marks = this.cache.plan(req.model, JSON.stringify(params.tools ?? []) + req.system, req.system, req.memoryContext || null);
     const system: TextBlockParam[] = [];
@@ -209,12 +211,13 @@ function historyMessages(history: Turn[]): MessageParam[] {
         .map((b) => (b.type === "text" ? { type: "text", text: b.text } : { type: "tool_use", id: b.id, name: b.name, input: b.input }));
       return { role: "assistant", content };
     }
+    if (t.role === "user") return { role: "user", content: [{ type: "text", text: t.text }] };
     const content: ToolResultBlockParam[] = t.results.map((r) => ({ type: "tool_result", tool_use_id: r.toolUseId, content: r.content, ...(r.isError ? { is_error: true } : {}) }));
     return { role: "user", content };
   });
   const last = out[out.length - 1];
   if (last && last.role === "user" && Array.isArray(last.content) && last.content.length > 0) {
-    const block = last.content[last.content.length - 1] as ToolResultBlockParam;
+    const block = last.content[last.content.length - 1] as ToolResultBlockParam | TextBlockParam;
     last.content[last.content.length - 1] = { ...block, cache_control: { type: "ephemeral" } };
   }
   return out;

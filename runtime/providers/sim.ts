@@ -1,5 +1,6 @@
 // The offline simulator: deterministic, instant, free. Replies name the agent and the task so a
-// program's data flow stays visible; judges answer "uncertain" (predicates false, choose first).
+// program's data flow stays visible (typed calls get a placeholder of their schema's shape); judges answer "uncertain" (predicates false, choose first).
+import { placeholder } from "./placeholder.ts";
 import type { JudgeModelReply, JudgeModelRequest, ModelReply, ModelRequest, Provider, Usage } from "../provider.ts";
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
@@ -14,7 +15,9 @@ export class SimProvider implements Provider {
   readonly name = "sim";
 
   async complete(req: ModelRequest): Promise<ModelReply> {
-    return { text: simReplyText(req.agentName, req.task), model: req.model, usage: ZERO_USAGE, requestId: null };
+    // a typed call gets a value of its schema's shape, its strings labelled like a text reply
+    const text = req.output ? JSON.stringify(placeholder(req.output, `[sim:${req.agentName}]`)) : simReplyText(req.agentName, req.task);
+    return { text, model: req.model, usage: ZERO_USAGE, requestId: null };
   }
 
   async judge(req: JudgeModelRequest): Promise<JudgeModelReply> {

@@ -1,0 +1,64 @@
+// JSON Schema validation of typed replies (ajv, draft 2020-12, with the string formats the Messages API knows).
+// Loaded on the first typed call, so runs without `returns=` never pay for the library.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
+
+/** Validation problems are listed up to this many; the first ones are what a re-ask needs. */
+const MAX_ERRORS = 20;
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false });
+// (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
+formats.default(ajv);
+
+/** Compiled validators by schema text: a program's few schemas are compiled once per run. */
+const compiled = new Map<string, ValidateFunction>();
+
+export type Validator = (value: unknown) => string[];
+
+/** A validator for `schema`, or the reason ajv refuses the schema itself (an unknown keyword, a bad $ref). */
+export function validatorFor(schema: Record<string, unknown>): Validator | { problem: string } {
+  const key = JSON.stringify(schema);
+  let fn = compiled.get(key);
+  if (fn === undefined) {
+    try {
+      fn = ajv.compile(schema);
+    } catch (err) {
+      return { problem: (err as Error).message };
+    }
+    compiled.set(key, fn);
+  }
+  const validate = fn;
+  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map(describe));
+}
+
+/** `items[0].amount: must be a number, got a string`: the path as a program writes it, then what is wrong. */
+function describe(e: ErrorObject): string {
+  const path = e.instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const at = (extra?: string) => {
+    const parts = extra === undefined ? path : [...path, extra];
+    let out = "";
+    for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? `${out === "" ? "" : "."}${p}` : `[${JSON.stringify(p)}]`;
+    return out === "" ? "the reply" : out;
+  };
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required":
+      return `${at(String(p.missingProperty))}: missing (a required field)`;
+    case "additionalProperties":
+      return `${at(String(p.additionalProperty))}: not a field of the schema`;
+    case "enum":
+      return `${at()}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "type":
+      return `${at()}: must be ${article(String(p.type))}`;
+    default:
+      return `${at()}: ${e.message ?? e.keyword}`;
+  }
+}
+
+function article(type: string): string {
+  const names: Record<string, string> = { integer: "a whole number", number: "a number", string: "a string", boolean: "true or false", array: "a list", object: "an object", null: "null" };
+  return type.split(",").map((t) => names[t] ?? t).join(" or ");
+}
