@@ -11,70 +11,9 @@ import { AnthropicProvider, inputBlock } from "../runtime/providers/anthropic.ts
 import { resolveModel } from "../runtime/providers/models.ts";
 import { noTrace } from "../runtime/trace.ts";
 import { serializeInput, VAgent, type Value } from "../runtime/values.ts";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { runCli } from "../test/support/cli.ts";
-import { startStandin } from "../test/support/standin.ts";
+import { RemoteStandin } from "./remote-standin.ts";
 import { median } from "./support.ts";
-
-// The stand-in runs in a worker thread so its own request handling does not share the event loop
-// with the runtime being measured (the real API is on another machine).
-if (!isMainThread && (workerData as { role?: string } | null)?.role === "calls-standin") {
-  const standin = await startStandin();
-  let delayMs = 0;
-  standin.setHandler(() => ({ type: "text", text: "done", delayMs }));
-  parentPort!.on("message", (m: { op: "configure"; delayMs: number } | { op: "stats" }) => {
-    if (m.op === "configure") {
-      standin.reset().setHandler(() => ({ type: "text", text: "done", delayMs }));
-      delayMs = m.delayMs;
-      parentPort!.postMessage({ op: "configured" });
-    } else {
-      parentPort!.postMessage({ op: "stats", maxInFlight: standin.maxInFlight, requests: standin.requests.length });
-    }
-  });
-  parentPort!.postMessage({ op: "ready", url: standin.url });
-}
-
-/** A stand-in in a worker thread, driven by messages. */
-class RemoteStandin {
-  private constructor(
-    private readonly worker: Worker,
-    readonly url: string,
-  ) {}
-
-  static async start(): Promise<RemoteStandin> {
-    // Workers do not inherit the tsx loader for their entry module: register it, then load this file.
-    const entry = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register(); await import(${JSON.stringify(import.meta.url)});`;
-    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: { role: "calls-standin" } });
-    const url = await new Promise<string>((resolve, reject) => {
-      worker.once("error", reject);
-      worker.once("message", (m: { url: string }) => resolve(m.url));
-    });
-    return new RemoteStandin(worker, url);
-  }
-
-  private ask<T>(msg: unknown): Promise<T> {
-    return new Promise((resolve) => {
-      this.worker.once("message", resolve);
-      this.worker.postMessage(msg);
-    });
-  }
-
-  configure(delayMs: number): Promise<unknown> {
-    return this.ask({ op: "configure", delayMs });
-  }
-
-  stats(): Promise<{ maxInFlight: number; requests: number }> {
-    return this.ask({ op: "stats" });
-  }
-
-  env(): Record<string, string> {
-    return { ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: this.url };
-  }
-
-  async stop(): Promise<void> {
-    await this.worker.terminate();
-  }
-}
 
 const N = 200;
 const ROUNDS = 5;

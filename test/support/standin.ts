@@ -3,6 +3,7 @@
 // back the recorded requests. Start and stop it inside each test file.
 import http, { type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { placeholder } from "../../runtime/providers/placeholder.ts";
 import { PromptCache } from "./standin-cache.ts";
 
 export interface RecordedRequest {
@@ -129,7 +130,7 @@ export class Standin {
       return send(res, 404, { type: "error", error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } }, this.requestId());
     }
     // what the real API refuses about a conversation with tools, it refuses here too
-    const invalid = conversationProblem(body);
+    const invalid = conversationProblem(body) ?? outputFormatProblem(body);
     if (invalid !== null) {
       return send(res, 400, { type: "error", error: { type: "invalid_request_error", message: invalid } }, this.requestId());
     }
@@ -269,6 +270,29 @@ export function conversationProblem(body: any): string | null {
   return null;
 }
 
+/**
+ * Structured output (`output_config.format`): the API takes a `json_schema` format whose every object schema
+ * says `additionalProperties: false`, and refuses the request otherwise.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function outputFormatProblem(body: any): string | null {
+  const format = body?.output_config?.format;
+  if (format === undefined || format === null) return null;
+  if (format.type !== "json_schema") return `output_config.format.type: expected "json_schema", got ${JSON.stringify(format.type)}`;
+  if (typeof format.schema !== "object" || format.schema === null || Array.isArray(format.schema)) return "output_config.format.schema: expected a JSON Schema object";
+  const open = (s: unknown, at: string): string | null => {
+    if (typeof s !== "object" || s === null) return null;
+    const o = s as Record<string, unknown>;
+    if (o.type === "object" && o.additionalProperties !== false) return `${at}: objects must set additionalProperties to false`;
+    for (const [k, v] of Object.entries(o)) {
+      const inner = k === "properties" || k === "$defs" ? Object.entries(v as object).map(([n, x]) => open(x, `${at}.${k}.${n}`)).find((p) => p !== null) : typeof v === "object" ? open(v, `${at}.${k}`) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
+  return open(format.schema, "output_config.format.schema");
+}
+
 function send(res: ServerResponse, status: number, payload: unknown, requestId: string, headers: Record<string, string> = {}): void {
   const data = JSON.stringify(payload);
   res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(data)), "request-id": requestId, ...headers });
@@ -276,7 +300,8 @@ function send(res: ServerResponse, status: number, payload: unknown, requestId: 
 }
 
 /**
- * Without a queue or handler: agent calls get `[standin] <first line of the task>`, verdicts are
+ * Without a queue or handler: agent calls get `[standin] <first line of the task>` (typed calls a placeholder of
+ * their schema's shape, its strings "[standin]"), verdicts are
  * true and choose picks the LAST label (so runs differ visibly from the simulator).
  */
 export const defaultHandler: StandinHandler = (req) => {
@@ -287,6 +312,9 @@ export const defaultHandler: StandinHandler = (req) => {
     const labels: string[] | undefined = tool?.input_schema?.properties?.label?.enum;
     return { type: "tool", input: labels ? { label: labels[labels.length - 1] } : { verdict: true } };
   }
+  // a typed call: a value of the schema's shape, as JSON text
+  const format = body.output_config?.format;
+  if (format?.type === "json_schema") return { type: "text", text: JSON.stringify(placeholder(format.schema, "[standin]")) };
   const first = body.messages?.[0]?.content?.[0]?.text ?? "";
   return { type: "text", text: `[standin] ${String(first).split("\n")[0]}` };
 };
