@@ -5,6 +5,7 @@ import { EXIT, type CliIO } from "./io.ts";
 import type { RunFlags } from "./commands/run.ts";
 import type { ArgFlag } from "./commands/inputs.ts";
 import type { CheckFlags } from "./commands/check.ts";
+import type { TestFlags } from "./commands/test.ts";
 import type { WhereFlags as MemoryFlags } from "./commands/memory.ts";
 import type { LogFlags } from "./commands/memory-log.ts";
 import type { ShowFlags } from "./commands/memory-show.ts";
@@ -128,6 +129,16 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);
+    });
+
+  program
+    .command("test")
+    .description("run the tests of *.test.yaml files (scripted, offline, each in a fresh copy); exit 1 when one fails")
+    .argument("[paths...]", "test files, or folders searched for *.test.yaml (default: the current directory)")
+    .option("--update", "write each passing test's exports and memory as its snapshot, NAME.test.snap.yaml")
+    .action(async (paths: string[], flags: TestFlags) => {
+      const { testCommand } = await import("./commands/test.ts");
+      exitCode = await testCommand(paths, flags, io);
     });
 
   // `vvm memory …`: look after agent memory. Each command loads its own module on demand.

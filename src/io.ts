@@ -53,6 +53,8 @@ export const EXIT = {
   errorExport: 1,
   /** --strict-script: a call or judge no script rule answered (error values; the exports are still printed) */
   unscripted: 1,
+  /** vvm test: a test failed, or a test file is malformed */
+  testFailed: 1,
   /** --max-cost refused a call or judge (the exports are still printed) */
   overBudget: 1,
   /** vvm memory: no such memory, or one that cannot be read */

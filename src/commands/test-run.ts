@@ -1,0 +1,179 @@
+// One test's run: a fresh temporary copy of the program's directory (optionally seeded with a memory
+// fixture), then the program run by `vvm run`'s own code (runCommand) under --strict-script with the
+// test's rules, a HOME of its own and no provider but the script. What it printed, how it ended, what the
+// script saw and what the trace counted are kept for the expectations; the copy is removed afterwards.
+import { cp, lstat, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { CliIO } from "../io.ts";
+import type { RunOutcome } from "../../runtime/context.ts";
+import type { ScriptProvider } from "../../runtime/providers/script.ts";
+import { errorKind, toJSON, type VObject } from "../../runtime/values.ts";
+import { runCommand } from "./run.ts";
+import { describeRule, unansweredLine } from "./script-report.ts";
+import type { Json, TestCase, TestFile } from "./test-file.ts";
+import type { Roots } from "./test-memory.ts";
+
+export interface RunResult {
+  /** `vvm run`'s exit code */
+  code: number;
+  /** its stderr, for the reason of a run that never started */
+  stderr: string;
+  /** the exports it printed; null when it printed none */
+  exports: { [key: string]: Json } | null;
+  /** how the program ended; null when it never ran (an invalid program, a missing input) */
+  outcome: RunOutcome["kind"] | null;
+  raised: { kind: string | null; message: string | null } | null;
+  /** calls and judges no rule answered, and rules that answered nothing, as lines to show */
+  unanswered: string[];
+  unused: string[];
+  /** finished calls per agent name (as traces name them), and judges */
+  calls: Map<string, number>;
+  judges: number;
+  roots: Roots;
+}
+
+/** Never copied into a test's directory: earlier runs' state, version control, dependencies. */
+const SKIPPED = new Set([".vvm", ".git", "node_modules"]);
+
+/** Runs one test and hands its result to `check` while the copy still exists (memory is read from it). */
+export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: (r: RunResult) => Promise<T>): Promise<T> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "vvm-test-"));
+  try {
+    const programDir = await realpath(path.dirname(file.program));
+    const project = path.join(tmp, "project");
+    const home = path.join(tmp, "home");
+    await copyTree(programDir, project);
+    await mkdir(home);
+    if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory");
+    if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory");
+    const script = path.join(tmp, t.script!.kind === "file" ? path.basename(t.script!.path) : path.basename(file.file));
+    if (t.script!.kind === "file") await writeFile(script, await readScript(t.script!.path));
+    else await writeFile(script, t.script!.text);
+    const trace = path.join(tmp, "trace.jsonl");
+
+    let stdout = "";
+    let stderr = "";
+    const runIO: CliIO = {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+      // No API key and no VVM_* settings of the caller: only what finds programs, a HOME of the test's own
+      // (user memory), and no backoff between retries (a script has no server to spare; `delay` still waits).
+      env: { PATH: io.env.PATH ?? "", HOME: home, VVM_RETRY_BASE_MS: "0" },
+      cwd: project,
+      stderrIsTTY: false,
+      signal: io.signal,
+      readStdin: async () => new Uint8Array(),
+    };
+    let outcome: RunOutcome | null = null;
+    let provider: ScriptProvider | null = null;
+    const code = await runCommand(
+      path.join(project, path.relative(programDir, await realpath(file.program))),
+      {
+        provider: "script",
+        script,
+        strictScript: true,
+        judgeModel: "haiku",
+        trace,
+        lockTimeout: 10_000,
+        memoryBudget: 2000,
+        concurrency: 8,
+        input: t.inputFile ?? undefined,
+        arg: Object.entries(t.inputs ?? {}).map(([name, v]) => ({ name, text: JSON.stringify(v) })),
+      },
+      runIO,
+      (o, s) => {
+        outcome = o;
+        provider = s;
+      },
+    );
+    const o = outcome as RunOutcome | null;
+    const p = provider as ScriptProvider | null;
+    const showPath = (f: string) => path.relative(project, f) || f;
+    const counted = await countCalls(trace);
+    return await check({
+      code,
+      stderr,
+      exports: exportsOf(stdout),
+      outcome: o?.kind ?? null,
+      raised: o?.kind === "raised" ? raisedOf(o.error as VObject) : null,
+      unanswered: (p?.unanswered ?? []).map((c) => unansweredLine(c, showPath)),
+      unused: (p?.unused() ?? []).map((r) => describeRule(r)),
+      ...counted,
+      roots: { entryDir: project, homeDir: home },
+    });
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** A test's own problem with its files (a fixture that is not a folder): said as the test's failure. */
+export class TestSetupError extends Error {
+  override name = "TestSetupError";
+}
+
+async function readScript(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (err) {
+    throw new TestSetupError(`script ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
+/** Regular files and folders only: links are not copied (a copy must not reach outside itself). */
+async function copyTree(from: string, to: string): Promise<void> {
+  await cp(from, to, {
+    recursive: true,
+    filter: async (src) => {
+      if (src !== from && SKIPPED.has(path.basename(src))) return false;
+      const st = await lstat(src);
+      return st.isFile() || st.isDirectory();
+    },
+  });
+}
+
+async function copyFixture(from: string, to: string, field: string): Promise<void> {
+  let isDir = false;
+  try {
+    isDir = (await stat(from)).isDirectory();
+  } catch {
+    // said below
+  }
+  if (!isDir) throw new TestSetupError(`${field}: ${from} is not a folder (give a folder laid out as .vvm/memory)`);
+  await mkdir(path.dirname(to), { recursive: true });
+  await copyTree(await realpath(from), to);
+}
+
+function exportsOf(stdout: string): { [key: string]: Json } | null {
+  if (stdout.trim() === "") return null;
+  try {
+    const v = JSON.parse(stdout) as Json;
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function raisedOf(error: VObject): { kind: string | null; message: string | null } {
+  const e = toJSON(error) as { error?: { message?: unknown } };
+  return { kind: errorKind(error), message: typeof e.error?.message === "string" ? e.error.message : null };
+}
+
+/** `call` and `judge` events of the trace: one each per finished call and judge. */
+async function countCalls(trace: string): Promise<{ calls: Map<string, number>; judges: number }> {
+  const calls = new Map<string, number>();
+  let judges = 0;
+  let text: string;
+  try {
+    text = await readFile(trace, "utf8");
+  } catch {
+    return { calls, judges }; // the run never started
+  }
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const e = JSON.parse(line) as { type?: unknown; agent?: unknown };
+    if (e.type === "call" && typeof e.agent === "string") calls.set(e.agent, (calls.get(e.agent) ?? 0) + 1);
+    else if (e.type === "judge") judges++;
+  }
+  return { calls, judges };
+}

@@ -1,0 +1,71 @@
+// Golden snapshots (`vvm test --update`): `NAME.test.snap.yaml` beside `NAME.test.yaml` holds, per test
+// name, the exports and every project and user memory its run left (digest, ledger kinds, retained facts).
+// When a test has an entry, each run is compared with it (spec/testing.md).
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { isMap, LineCounter, parseDocument, stringify } from "yaml";
+import { diff } from "./test-expect.ts";
+import { TestFileError, type Json } from "./test-file.ts";
+import type { MemoryState } from "./test-memory.ts";
+
+export interface Snapshot {
+  /** null: the run printed no exports (it raised) */
+  exports: { [key: string]: Json } | null;
+  /** by `scope:key` */
+  memory: { [scopeKey: string]: { digest: string | null; ledger: string[]; facts: string[] } };
+}
+
+const HEADER = "# Written by `vvm test --update`: the exports and memory each test's run left. Every run of\n# vvm test is compared with it; run --update again to accept a change (spec/testing.md).\n";
+
+export function snapshotFile(testFile: string): string {
+  return testFile.replace(/\.test\.ya?ml$/, ".test.snap.yaml");
+}
+
+export function snapshotOf(exports: Snapshot["exports"], memories: MemoryState[]): Snapshot {
+  const memory: Snapshot["memory"] = {};
+  for (const m of memories) memory[`${m.scope}:${m.key}`] = { digest: m.digest, ledger: m.ledger, facts: m.facts };
+  return { exports, memory };
+}
+
+/** The snapshots of a test file by test name; none when it has no snapshot file. */
+export async function readSnapshots(file: string, shown: string): Promise<Map<string, Snapshot>> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+    throw new TestFileError(`${shown}: cannot read the snapshot file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const { line, col } = lc.linePos(doc.errors[0]!.pos[0]);
+    throw new TestFileError(`${shown}:${line}:${col}: not valid YAML: ${doc.errors[0]!.message.split("\n")[0]} (run vvm test --update to write it again)`);
+  }
+  const bad = (what: string): never => {
+    throw new TestFileError(`${shown}: ${what} (run vvm test --update to write it again)`);
+  };
+  if (!isMap(doc.contents)) bad('expected an object with "tests"');
+  const tests = (doc.toJSON() as { tests?: unknown }).tests;
+  if (typeof tests !== "object" || tests === null || Array.isArray(tests)) return bad('expected "tests", an object of snapshots by test name');
+  const out = new Map<string, Snapshot>();
+  for (const [name, s] of Object.entries(tests as Record<string, unknown>)) {
+    const snap = s as Partial<Snapshot> | null;
+    if (typeof snap !== "object" || snap === null || !("exports" in snap) || typeof snap.memory !== "object" || snap.memory === null) bad(`test ${JSON.stringify(name)}: expected { exports, memory }`);
+    out.set(name, snap as Snapshot);
+  }
+  return out;
+}
+
+/** Writes the snapshots (by test name, in the order given), replacing the file whole. */
+export async function writeSnapshots(file: string, snapshots: Map<string, Snapshot>): Promise<void> {
+  const tests: Record<string, Snapshot> = {};
+  for (const [name, s] of snapshots) tests[name] = s;
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, HEADER + stringify({ tests }, { lineWidth: 0 }));
+  await rename(tmp, file);
+}
+
+/** Where a run differs from its snapshot, or null. */
+export function snapshotDiff(want: Snapshot, got: Snapshot): string | null {
+  return diff(want as unknown as Json, got as unknown as Json, "snapshot", false);
+}

@@ -1,0 +1,273 @@
+// `vvm test` through the real CLI: every expectation kind passing and failing, strict scripts inside tests,
+// unused rules, memory fixtures, snapshots (--update), malformed test files, exit codes, and the project's
+// own examples.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ROOT, runCli } from "../support/cli.ts";
+import { writeProgram } from "../support/program.ts";
+
+const MAIN = `input topic: "what to note" = "deploys"
+agent notes(model="haiku", prompt="You keep notes.", memory={ scope: "project", key: "team:notes" })
+agent helper(model="haiku", prompt="You help.")
+picky = helper.with(prompt="You are picky.")
+summary = @notes \`Note what happened with {topic}.\`(())
+check = @picky \`Check the summary.\`(summary)
+ok = ?\`the summary is fine\`(summary)
+export summary
+export check
+export ok
+`;
+
+const NOTES_REPLY = `
+    reply: |
+      Noted.
+      \`\`\`vvm-memory
+      {"digest": "## Deploys\\n- api 4.2 shipped\\n", "retain": ["api 4.2 shipped on Monday"]}
+      \`\`\``;
+
+const RULES = `
+  - agent: notes
+    match: "with deploys"${NOTES_REPLY}
+  - { agent: helper, match: Check, reply: "Looks fine." }
+  - { kind: predicate, verdict: true }
+`;
+
+/** [test name, its extra YAML (indented for a test's fields), the failure expected (null: it passes)] */
+const MAIN_CASES: [string, string, string | null][] = [
+  ["exports exact", `expect: { exports: { summary: Noted., check: Looks fine., ok: true } }`, null],
+  ["exports exact, a value differs", `expect: { exports: { summary: Noted., check: Looks bad., ok: true } }`, `exports.check: expected "Looks bad.", got "Looks fine."`],
+  ["exports exact, an export not expected", `expect: { exports: { summary: Noted., check: Looks fine. } }`, "exports.ok: not expected (got true)"],
+  ["exports subset", `expect: { exports_subset: { ok: true } }`, null],
+  ["exports subset differs", `expect: { exports_subset: { ok: false } }`, "exports_subset.ok: expected false, got true"],
+  ["exports subset, a missing export", `expect: { exports_subset: { verdict: true } }`, "exports_subset.verdict: missing (expected true)"],
+  ["exports pattern", `expect: { exports_match: { summary: "^Noted" } }`, null],
+  ["exports pattern differs", `expect: { exports_match: { summary: "/^noted$/" } }`, `exports_match.summary: /^noted$/ does not match "Noted."`],
+  ["calls per agent", `expect: { calls: { notes: 1, picky: 1 } }`, null],
+  ["calls per agent differ", `expect: { calls: { helper: 1 } }`, "calls.helper: expected 1, got 0 (calls made: notes 1, picky 1)"],
+  ["judges", `expect: { judges: 1 }`, null],
+  ["judges differ", `expect: { judges: 2 }`, "judges: expected 2, got 1"],
+  [
+    "memory",
+    `expect: { memory: [{ key: "team:notes", digest_contains: [api 4.2, Deploys], digest_equals: "## Deploys\\n- api 4.2 shipped", ledger: [patch], facts: [Monday], fact_count: 1 }] }`,
+    null,
+  ],
+  ["memory digest_contains differs", `expect: { memory: [{ key: "team:notes", digest_contains: api 5 }] }`, `memory project:"team:notes": digest_contains: "api 5" is not in the digest "## Deploys\\n- api 4.2 shipped\\n"`],
+  ["memory digest_equals differs", `expect: { memory: [{ key: "team:notes", digest_equals: "## Deploys" }] }`, `memory project:"team:notes": digest_equals: expected "## Deploys", got`],
+  ["memory ledger differs", `expect: { memory: [{ key: "team:notes", ledger: [patch, patch] }] }`, `memory project:"team:notes": ledger: expected [patch, patch], got [patch]`],
+  ["memory facts differ", `expect: { memory: [{ key: "team:notes", facts: [Tuesday] }] }`, `memory project:"team:notes": facts: no retained fact contains "Tuesday" (1 retained: "api 4.2 shipped on Monday")`],
+  ["memory fact_count differs", `expect: { memory: [{ key: "team:notes", fact_count: 2 }] }`, `memory project:"team:notes": fact_count: expected 2, got 1`],
+  ["memory missing", `expect: { memory: [{ key: "team:other" }] }`, `memory project:"team:other": the run left no such memory`],
+  ["memory in user scope missing", `expect: { memory: [{ key: "team:notes", scope: user }] }`, `memory user:"team:notes": the run left no such memory`],
+  [
+    "inputs reach the program",
+    `inputs: { topic: outages }
+    script:
+      - { agent: notes, match: "with outages", reply: "Noted outages." }
+      - { agent: picky, reply: "Fine." }
+      - { kind: judge, verdict: false }
+    expect: { exports: { summary: Noted outages., check: Fine., ok: false } }`,
+    null,
+  ],
+  [
+    "a call no rule answers fails the test, naming it",
+    `script:
+      - { agent: notes, reply: "Noted." }
+      - { kind: judge, verdict: true }
+    expect: {}`,
+    `no script rule answered agent call 'picky' at main.vvm:6:9: "Check the summary."`,
+  ],
+  [
+    "a memory fixture is copied in before the run",
+    `memory: fixture
+    expect: { memory: [{ key: "team:notes", ledger: [external_edit, patch] }] }`,
+    null,
+  ],
+];
+
+const ERRORS = `input explode: "whether to raise" = false
+agent a(model="haiku")
+r = @a \`fails\`(())
+if explode:
+  raise "boom: the run was asked to fail"
+export r
+`;
+
+const ERROR_CASES: [string, string, string | null][] = [
+  ["error_exports", `expect: { error_exports: { r: timeout } }`, null],
+  ["an error export nobody expects", `expect: {}`, `export r is an error value (timeout): "no reply`],
+  ["error_exports, another kind", `expect: { error_exports: { r: rejected } }`, "error_exports.r: expected kind rejected, got timeout"],
+  ["exports_subset may give an error value", `expect: { exports_subset: { r: { error: { kind: timeout } } } }`, null],
+  ["raises", `inputs: { explode: true }\n    expect: { raises: thrown }`, null],
+  ["raises with a message", `inputs: { explode: true }\n    expect: { raises: { kind: thrown, message: asked to fail } }`, null],
+  ["raises, another kind", `inputs: { explode: true }\n    expect: { raises: timeout }`, "raises: expected kind timeout, got thrown (boom: the run was asked to fail)"],
+  ["raises, another message", `inputs: { explode: true }\n    expect: { raises: { kind: thrown, message: kaboom } }`, `raises.message: expected it to contain "kaboom", got "boom: the run was asked to fail"`],
+  ["raises, but the program finished", `expect: { raises: thrown, error_exports: { r: timeout } }`, "raises: expected an uncaught thrown error, but the program finished"],
+  ["an uncaught error nobody expects", `inputs: { explode: true }\n    expect: {}`, "uncaught error (thrown): boom: the run was asked to fail"],
+];
+
+function testFile(program: string, script: string, cases: [string, string, string | null][]): string {
+  return `program: ${program}\nscript:${script}\ntests:\n${cases.map(([name, body]) => `  - name: ${name}\n    ${body}\n`).join("")}`;
+}
+
+function project(extra: Record<string, string> = {}) {
+  return writeProgram({
+    "main.vvm": MAIN,
+    "main.test.yaml": testFile("main.vvm", RULES, MAIN_CASES),
+    "errors.vvm": ERRORS,
+    "errors.test.yaml": testFile("errors.vvm", `\n  - { kind: agent, agent: a, error: { kind: timeout, message: "no reply in time" } }\n`, ERROR_CASES),
+    // a hand-written digest, as a person would seed a memory
+    "fixture/k-team_3anotes/digest.md": "## Deploys\n- nothing yet\n",
+    ...extra,
+  });
+}
+
+function lineOf(stdout: string, file: string, name: string): string {
+  const line = stdout.split("\n").find((l) => l.startsWith("PASS") || l.startsWith("FAIL") ? l.includes(`${file}: ${name}`) || new RegExp(`${file}:\\d+: ${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `).test(l) : false);
+  if (line === undefined) throw new Error(`no line for ${name} in:\n${stdout}`);
+  return line;
+}
+
+describe("vvm test", () => {
+  it("checks every kind of expectation, passing and failing, with the first difference named", async () => {
+    const p = project();
+    try {
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(r.stderr).toBe("");
+      for (const [file, cases] of [["main.test.yaml", MAIN_CASES], ["errors.test.yaml", ERROR_CASES]] as const) {
+        for (const [name, , failure] of cases) {
+          const line = lineOf(r.stdout, file, name);
+          if (failure === null) expect(line, line).toBe(`PASS  ${file}: ${name}`);
+          else expect(line, line).toMatch(new RegExp(`^FAIL  ${file}:\\d+: `));
+          if (failure !== null) expect(line).toContain(`${name}: ${failure}`);
+        }
+      }
+      const failing = [...MAIN_CASES, ...ERROR_CASES].filter((c) => c[2] !== null).length;
+      const passing = MAIN_CASES.length + ERROR_CASES.length - failing;
+      expect(r.stdout.endsWith(`\n${passing} passed, ${failing} failed\n`)).toBe(true);
+      expect(r.code).toBe(1);
+      // the failing line names the test's own line in its file
+      expect(lineOf(r.stdout, "main.test.yaml", "judges differ")).toMatch(/^FAIL {2}main\.test\.yaml:(\d+): /);
+      const n = Number(/^FAIL {2}main\.test\.yaml:(\d+): judges differ/m.exec(r.stdout)![1]);
+      expect(readFileSync(p.file("main.test.yaml"), "utf8").split("\n")[n - 1]).toContain("- name: judges differ");
+      // the program's own directory is never written: each test ran in a copy
+      expect(() => readFileSync(p.file(".vvm/memory/k-team_3anotes/ledger.jsonl"))).toThrow();
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("all passing: exit 0; a rule that answered nothing is listed under its test without failing it", async () => {
+    const p = writeProgram({
+      "main.vvm": MAIN,
+      "main.test.yaml": testFile("main.vvm", `${RULES}  - { agent: nobody, reply: "never asked" }\n`, [MAIN_CASES[0]!, MAIN_CASES[3]!]),
+    });
+    try {
+      const r = await runCli(["test", "main.test.yaml"], { cwd: p.dir });
+      expect(r.stdout).toBe(
+        [
+          "PASS  main.test.yaml: exports exact",
+          "        unused rule 4 (line 12): kind agent, agent nobody",
+          "PASS  main.test.yaml: exports subset",
+          "        unused rule 4 (line 12): kind agent, agent nobody",
+          "2 passed, 0 failed",
+          "",
+        ].join("\n"),
+      );
+      expect(r.code).toBe(0);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("--update writes snapshots of exports and memory; later runs compare with them; a failing test keeps its old one", async () => {
+    const cases: [string, string, string | null][] = [
+      ["snapshotted", "expect: {}", null],
+      ["fails", "expect: { judges: 5 }", "judges"],
+    ];
+    const p = writeProgram({ "main.vvm": MAIN, "main.test.yaml": testFile("main.vvm", RULES, cases) });
+    try {
+      const first = await runCli(["test", "--update"], { cwd: p.dir });
+      expect(first.stdout).toContain("wrote main.test.snap.yaml (1 snapshot)\n");
+      expect(first.code).toBe(1);
+      const snap = parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: Record<string, unknown> };
+      expect(snap.tests).toEqual({
+        snapshotted: {
+          exports: { summary: "Noted.", check: "Looks fine.", ok: true },
+          memory: { "project:team:notes": { digest: "## Deploys\n- api 4.2 shipped\n", ledger: ["patch"], facts: ["api 4.2 shipped on Monday"] } },
+        },
+      });
+
+      const again = await runCli(["test"], { cwd: p.dir });
+      expect(lineOf(again.stdout, "main.test.yaml", "snapshotted")).toBe("PASS  main.test.yaml: snapshotted");
+
+      // the program's behaviour changes: the snapshot says where
+      writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES.replace("Looks fine.", "Looks great."), cases));
+      const changed = await runCli(["test"], { cwd: p.dir });
+      expect(lineOf(changed.stdout, "main.test.yaml", "snapshotted")).toContain(`snapshotted: snapshot.exports.check: expected "Looks fine.", got "Looks great."`);
+      expect(changed.code).toBe(1);
+
+      // --update accepts it; the failing test still has no snapshot, and a snapshot is kept when its test fails
+      await runCli(["test", "--update"], { cwd: p.dir });
+      expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
+      writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES, [["snapshotted", "expect: { judges: 9 }", null]]));
+      await runCli(["test", "--update"], { cwd: p.dir });
+      expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  describe("a malformed test file is one precise line, never a stack trace, and the other files still run", () => {
+    const bad: [string, string, string][] = [
+      ["YAML syntax", "tests: [\n", "bad.test.yaml:2:1: not valid YAML:"],
+      ["unknown field", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { export: {} }\n", 'bad.test.yaml:5:15: test "x": expect: unknown field "export" (expected one of: exports,'],
+      ["no tests", "program: main.vvm\n", 'bad.test.yaml:1:1: the test file: missing "tests", a list of tests'],
+      ["a bad rule, at its place in the test file", "program: main.vvm\ntests:\n  - name: x\n    script:\n      - { reply: x, verdict: true }\n    expect: {}\n", "bad.test.yaml:5:9: rule 1: give exactly one answer"],
+      ["no script", "program: main.vvm\ntests:\n  - name: x\n    expect: {}\n", 'bad.test.yaml:3:5: test "x": no script: give the rules'],
+      ["a count that is not one", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { calls: { a: -1 } }\n", 'bad.test.yaml:5:27: test "x": expect.calls.a: expected a whole number of at least 0'],
+      ["a bad pattern", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { exports_match: { a: '(' } }\n", 'test "x": expect.exports_match.a: not a valid regular expression'],
+      ["an unknown ledger kind", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: k, ledger: [pach] }] }\n", 'bad.test.yaml:5:43: test "x": expect.memory[0].ledger[0]: unknown entry kind "pach"'],
+      ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
+      ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml: program nothere.vvm: no such file"],
+    ];
+    it.each(bad)("%s", async (_what, text, message) => {
+      const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": text, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]) });
+      try {
+        const r = await runCli(["test"], { cwd: p.dir });
+        const line = r.stdout.split("\n").find((l) => l.startsWith("ERROR"));
+        expect(line).toBe(`ERROR ${line!.slice(6)}`);
+        expect(line!.slice(6)).toContain(message);
+        expect(r.stdout).toContain("PASS  main.test.yaml: exports subset\n");
+        expect(r.stdout.endsWith("1 passed, 1 failed\n")).toBe(true);
+        expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
+        expect(r.code).toBe(1);
+      } finally {
+        p.cleanup();
+      }
+    });
+  });
+
+  it("exit 64 for a path that does not exist or a folder without test files", async () => {
+    const p = writeProgram({ "main.vvm": MAIN });
+    try {
+      const missing = await runCli(["test", "nothere"], { cwd: p.dir });
+      expect([missing.code, missing.stderr]).toEqual([64, "vvm: nothere: no such file or folder\n"]);
+      const none = await runCli(["test"], { cwd: p.dir });
+      expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("the project's examples carry tests, and they pass", async () => {
+    const r = await runCli(["test", "examples"], { cwd: ROOT });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\n\d+ passed, 0 failed\n$/);
+    for (const f of ["support-reply", "calls-judges", "calls-retry", "release-notes", "shift-handoff", "tenant-memory", "replicate-merge"]) {
+      expect(r.stdout).toContain(`PASS  ${path.join("examples", `${f}.test.yaml`)}: `);
+    }
+    expect(r.stdout).not.toContain("FAIL");
+  });
+});
