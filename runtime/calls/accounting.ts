@@ -53,18 +53,28 @@ export class Accounting {
   readonly failedCallKinds = new Map<string, number>();
   readonly failedJudgeKinds = new Map<string, number>();
 
-  /** A call (of `agent`) or judge (agent null) is over: `failedAs` is its error kind, or null when it succeeded. */
+  /** calls and judges stopped by a failed `pmap` sibling or Ctrl-C: neither succeeded nor failed */
+  cancelledCalls = 0;
+  cancelledJudges = 0;
+
+  /**
+   * A call (of `agent`) or judge (agent null) is over: `failedAs` is its error kind, or null when it succeeded.
+   * `cancelled` is counted apart: a sibling's failure or Ctrl-C stopped it, nothing went wrong with it.
+   */
   finished(kind: "call" | "judge", failedAs: string | null, agent: string | null): void {
-    this.costs.finished(agent ?? JUDGES_ROW, failedAs !== null);
+    const cancelled = failedAs === "cancelled";
+    this.costs.finished(agent ?? JUDGES_ROW, failedAs !== null && !cancelled);
     if (kind === "call") {
       this.calls++;
-      if (failedAs !== null) {
+      if (cancelled) this.cancelledCalls++;
+      else if (failedAs !== null) {
         this.failedCalls++;
         this.failedCallKinds.set(failedAs, (this.failedCallKinds.get(failedAs) ?? 0) + 1);
       }
     } else {
       this.judges++;
-      if (failedAs !== null) {
+      if (cancelled) this.cancelledJudges++;
+      else if (failedAs !== null) {
         this.failedJudges++;
         this.failedJudgeKinds.set(failedAs, (this.failedJudgeKinds.get(failedAs) ?? 0) + 1);
       }
@@ -79,10 +89,12 @@ export class Accounting {
       call_attempts: this.callAttempts,
       failed_calls: this.failedCalls,
       failed_call_kinds: Object.fromEntries(byCount(this.failedCallKinds)),
+      cancelled_calls: this.cancelledCalls,
       judges: this.judges,
       judge_attempts: this.judgeAttempts,
       failed_judges: this.failedJudges,
       failed_judge_kinds: Object.fromEntries(byCount(this.failedJudgeKinds)),
+      cancelled_judges: this.cancelledJudges,
       // the token fields have the names of Usage, so the totals read as one
       ...usageFields(this),
       // null when a model used has no price
@@ -94,16 +106,18 @@ export class Accounting {
   /** One line: calls, judges (each with its failures by kind), tokens in/out, cache reads/writes, total model latency. */
   summary(provider: string): string {
     const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-    // "4 calls, 2 failed (1 rejected, 1 timeout; 14 attempts)": the failures are calls, not attempts
-    const part = (n: number, word: string, failed: number, kinds: Map<string, number>, attempts: number) => {
+    // "4 calls, 2 failed (1 rejected, 1 timeout; 14 attempts)": the failures are calls, not attempts;
+    // "4 calls, 1 failed (1 rejected), 3 cancelled (4 attempts)" when a failure stopped its pmap siblings
+    const part = (n: number, word: string, failed: number, kinds: Map<string, number>, attempts: number, cancelled: number) => {
       const tries = plural(attempts, "attempt");
-      if (failed === 0) return `${plural(n, word)} (${tries})`;
       const why = byCount(kinds).map(([k, c]) => `${c} ${k}`).join(", ");
-      return `${plural(n, word)}, ${failed} failed (${why}; ${tries})`;
+      if (cancelled === 0) return failed === 0 ? `${plural(n, word)} (${tries})` : `${plural(n, word)}, ${failed} failed (${why}; ${tries})`;
+      const failures = failed === 0 ? "" : `, ${failed} failed (${why})`;
+      return `${plural(n, word)}${failures}, ${cancelled} cancelled (${tries})`;
     };
     return (
-      `vvm: ${part(this.calls, "call", this.failedCalls, this.failedCallKinds, this.callAttempts)}, ` +
-      `${part(this.judges, "judge", this.failedJudges, this.failedJudgeKinds, this.judgeAttempts)}, ` +
+      `vvm: ${part(this.calls, "call", this.failedCalls, this.failedCallKinds, this.callAttempts, this.cancelledCalls)}, ` +
+      `${part(this.judges, "judge", this.failedJudges, this.failedJudgeKinds, this.judgeAttempts, this.cancelledJudges)}, ` +
       `tokens ${this.inputTokens} in / ${this.outputTokens} out, ` +
       `cache ${this.cacheReadTokens} read / ${this.cacheWriteTokens} write, ${this.costs.summary()}, ` +
       `model time ${(this.latencyMs / 1000).toFixed(2)}s [${provider}]`
