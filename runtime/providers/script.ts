@@ -106,6 +106,12 @@ function lineOf(lc: LineCounter, node: YamlNode): number {
   return node.range ? lc.linePos(node.range[0]).line : 0;
 }
 
+/** `/pattern/flags` carries flags (e.g. `/review/i`); anything else is the pattern itself. Throws SyntaxError. */
+export function ruleRegex(text: string): RegExp {
+  const literal = /^\/(.*)\/([a-z]*)$/s.exec(text);
+  return literal ? new RegExp(literal[1]!, literal[2]) : new RegExp(text);
+}
+
 function scalarKey(pair: Pair): string {
   return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
@@ -204,10 +210,8 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
   const regexText = str("regex");
   let regex: RegExp | null = null;
   if (regexText !== null) {
-    // `/pattern/flags` carries flags (e.g. `/review/i`); anything else is the pattern itself.
-    const literal = /^\/(.*)\/([a-z]*)$/s.exec(regexText);
     try {
-      regex = literal ? new RegExp(literal[1], literal[2]) : new RegExp(regexText);
+      regex = ruleRegex(regexText);
     } catch (err) {
       fail("regex", `not a valid regular expression: ${(err as Error).message}`);
     }

@@ -2,8 +2,8 @@
 // each test, read strictly. Every mistake is a TestFileError `file:line:col: where: what`, never a stack.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
-import { parseScript, ScriptError } from "../../runtime/providers/script.ts";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { parseScript, ruleRegex, ScriptError } from "../../runtime/providers/script.ts";
 import { ENTRY_KINDS } from "../../runtime/memory/ledger.ts";
 import type { MemoryScope } from "../../runtime/memory/keys.ts";
 
@@ -80,14 +80,20 @@ export async function loadTestFile(file: string, shown: string): Promise<TestFil
   return parseTestFile(text, file, shown);
 }
 
-export function parseTestFile(text: string, file: string, shown: string): TestFile {
+/** A YAML document with its line counter; a syntax error (duplicate keys too) is a TestFileError at its place. */
+export function parseYaml(text: string, shown: string, hint = ""): { doc: Document; lc: LineCounter } {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const { line, col } = lc.linePos(e.pos[0]);
-    throw new TestFileError(`${shown}:${line}:${col}: not valid YAML: ${e.message.split("\n")[0]}`);
+    throw new TestFileError(`${shown}:${line}:${col}: not valid YAML: ${e.message.split("\n")[0]}${hint}`);
   }
+  return { doc, lc };
+}
+
+export function parseTestFile(text: string, file: string, shown: string): TestFile {
+  const { doc, lc } = parseYaml(text, shown);
   const r = new Reader(text, lc, shown, path.dirname(file));
   const root = doc.contents as YamlNode | null;
   const top = r.fields(root, "the test file", FILE_FIELDS, "an object with program, script and tests");
@@ -249,10 +255,8 @@ class Reader {
   /** `/pattern/flags` or a bare pattern, as script rules write `regex`. */
   patterns(node: YamlNode, where: string): Map<string, RegExp> {
     return this.names(node, where, (n, w) => {
-      const text = this.str(n, w);
-      const literal = /^\/(.*)\/([a-z]*)$/s.exec(text);
       try {
-        return literal ? new RegExp(literal[1]!, literal[2]) : new RegExp(text);
+        return ruleRegex(this.str(n, w));
       } catch (err) {
         return this.fail(n, `${w}: not a valid regular expression: ${(err as Error).message}`);
       }

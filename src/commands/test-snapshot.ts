@@ -2,9 +2,9 @@
 // name, the exports and every project and user memory its run left (digest, ledger kinds, retained facts).
 // When a test has an entry, each run is compared with it (spec/testing.md).
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { isMap, LineCounter, parseDocument, stringify } from "yaml";
+import { isMap, stringify } from "yaml";
 import { diff } from "./test-expect.ts";
-import { TestFileError, type Json } from "./test-file.ts";
+import { parseYaml, TestFileError, type Json } from "./test-file.ts";
 import type { MemoryState } from "./test-memory.ts";
 
 export interface Snapshot {
@@ -35,12 +35,7 @@ export async function readSnapshots(file: string, shown: string): Promise<Map<st
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
     throw new TestFileError(`${shown}: cannot read the snapshot file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const { line, col } = lc.linePos(doc.errors[0]!.pos[0]);
-    throw new TestFileError(`${shown}:${line}:${col}: not valid YAML: ${doc.errors[0]!.message.split("\n")[0]} (run vvm test --update to write it again)`);
-  }
+  const { doc } = parseYaml(text, shown, " (run vvm test --update to write it again)");
   const bad = (what: string): never => {
     throw new TestFileError(`${shown}: ${what} (run vvm test --update to write it again)`);
   };

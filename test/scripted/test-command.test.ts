@@ -249,6 +249,20 @@ describe("vvm test", () => {
     });
   });
 
+  it("a malformed snapshot file is an ERROR line at its place", async () => {
+    const p = writeProgram({ "main.vvm": MAIN, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]), "main.test.snap.yaml": "tests:\n  x: [\n" });
+    try {
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(r.stdout).toMatch(/^ERROR main\.test\.snap\.yaml:3:1: not valid YAML: .* \(run vvm test --update to write it again\)\n0 passed, 1 failed\n$/);
+      expect(r.code).toBe(1);
+      writeFileSync(p.file("main.test.snap.yaml"), "tests:\n  exports subset: 3\n");
+      const shape = await runCli(["test"], { cwd: p.dir });
+      expect(shape.stdout).toContain('ERROR main.test.snap.yaml: test "exports subset": expected { exports, memory } (run vvm test --update to write it again)\n');
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("exit 64 for a path that does not exist or a folder without test files", async () => {
     const p = writeProgram({ "main.vvm": MAIN });
     try {
