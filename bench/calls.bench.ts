@@ -13,7 +13,7 @@ import { noTrace } from "../runtime/trace.ts";
 import { serializeInput, VAgent, type Value } from "../runtime/values.ts";
 import { runCli } from "../test/support/cli.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { median } from "./support.ts";
+import { interleaved, median } from "./support.ts";
 
 const N = 200;
 const ROUNDS = 5;
@@ -64,25 +64,8 @@ async function sequential(url: string): Promise<void> {
       },
     );
   };
-  // Each round makes 200 calls each way, interleaved call by call (alternating which goes first) so
-  // load from other processes on the machine falls on both sides alike.
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let r = -1; r < ROUNDS; r++) {
-    let ta = 0;
-    let tb = 0;
-    for (let i = 0; i < N; i++) {
-      for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
-        const t0 = performance.now();
-        await (side === 0 ? viaRuntime(i) : direct(i));
-        if (side === 0) ta += performance.now() - t0;
-        else tb += performance.now() - t0;
-      }
-    }
-    if (r < 0) continue; // warm-up round
-    a.push(ta);
-    b.push(tb);
-  }
+  // Each round makes 200 calls each way, interleaved call by call
+  const { a, b } = await interleaved(N, ROUNDS, viaRuntime, direct);
   const ma = median(a);
   const mb = median(b);
   line(`${N} sequential calls, runtime vs direct SDK`, ma / mb, 1.1, `runtime ${ma.toFixed(0)} ms, SDK ${mb.toFixed(0)} ms (median of ${ROUNDS})`);

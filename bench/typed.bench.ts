@@ -9,7 +9,7 @@ import { AnthropicProvider } from "../runtime/providers/anthropic.ts";
 import { noTrace } from "../runtime/trace.ts";
 import { fromJSON, VAgent, type Value } from "../runtime/values.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { median } from "./support.ts";
+import { interleaved, median } from "./support.ts";
 
 const N = 200;
 const ROUNDS = 5;
@@ -39,23 +39,8 @@ export async function run(): Promise<void> {
       const ok = options.size === 0 ? typeof out === "string" : out instanceof Map && out.get("amount") === 118;
       if (!ok) throw new Error(`call ${i} failed: ${JSON.stringify(out)}`);
     };
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let r = -1; r < ROUNDS; r++) {
-      let ta = 0;
-      let tb = 0;
-      for (let i = 0; i < N; i++) {
-        for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
-          const t0 = performance.now();
-          await call(i, side === 0 ? typed : untyped);
-          if (side === 0) ta += performance.now() - t0;
-          else tb += performance.now() - t0;
-        }
-      }
-      if (r < 0) continue; // warm-up round (loads and compiles the validator once)
-      a.push(ta);
-      b.push(tb);
-    }
+    // (the warm-up round also loads and compiles the validator)
+    const { a, b } = await interleaved(N, ROUNDS, (i) => call(i, typed), (i) => call(i, untyped));
     const ma = median(a);
     const mb = median(b);
     const ratio = ma / mb;

@@ -2,6 +2,7 @@
 // Loaded on the first typed call, so runs without `returns=` never pay for the library.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
+import { pathText } from "../shapes.ts";
 
 /** Validation problems are listed up to this many; the first ones are what a re-ask needs. */
 const MAX_ERRORS = 20;
@@ -38,10 +39,8 @@ function describe(e: ErrorObject): string {
     .slice(1)
     .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   const at = (extra?: string) => {
-    const parts = extra === undefined ? path : [...path, extra];
-    let out = "";
-    for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? `${out === "" ? "" : "."}${p}` : `[${JSON.stringify(p)}]`;
-    return out === "" ? "the reply" : out;
+    const text = pathText((extra === undefined ? path : [...path, extra]).map((p) => (/^\d+$/.test(p) ? Number(p) : p)));
+    return text === "" ? "the reply" : text;
   };
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
