@@ -42,6 +42,8 @@ export const CODES = {
   W023: "permission or skill not granted by this runtime",
   /** project addition: execute globs beside bash, which a shell can bypass (spec/diagnostics.md) */
   W024: "execute globs not enforceable with bash",
+  /** project addition: an imported skill whose SKILL.md cannot be loaded (spec/diagnostics.md) */
+  W025: "skill cannot be loaded",
   W030: "unused variable",
   W031: "exported value never assigned",
   /** project addition: a name nothing binds (spec/diagnostics.md) */

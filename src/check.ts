@@ -7,9 +7,15 @@ import type { CheckResult, ModuleInfo } from "./program.ts";
 import { displayName, FILE_START, loadProgram, type LoadedModule } from "./resolve/loader.ts";
 import { resolveModule } from "./resolve/resolver.ts";
 import { buildLayout, type Layout } from "./resolve/scopes.ts";
-import { SkillRegistry } from "./resolve/skills.ts";
+import { isKnownSkillSource, SkillRegistry } from "./resolve/skills.ts";
+import type { LoadedSkill } from "../runtime/skills.ts";
 
-export async function checkProgram(entryPath: string): Promise<CheckResult> {
+export interface CheckOptions {
+  /** the user's skills folder (~/.vvm/skills), where github: skills are found; null: none */
+  skillsHome?: string | null;
+}
+
+export async function checkProgram(entryPath: string, opts: CheckOptions = {}): Promise<CheckResult> {
   const loaded = await loadProgram(entryPath);
   const diags: Diagnostic[] = [...loaded.diagnostics];
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
@@ -49,6 +55,7 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
   for (const m of loaded.modules) {
     if (m.program) moduleSkills.set(m.path, registry.addModule(m.path, m.program, diags, display));
   }
+  const skillFiles = await loadSkills(registry, opts.skillsHome ?? null, diags);
 
   const modules = new Map<string, ModuleInfo>();
   const sources = new Map<string, string>();
@@ -82,7 +89,24 @@ export async function checkProgram(entryPath: string): Promise<CheckResult> {
     }
   }
 
-  return { entry: loaded.entry, modules, skills: registry.skills, diagnostics: sortDiagnostics(diags), sources };
+  return { entry: loaded.entry, modules, skills: registry.skills, skillFiles, diagnostics: sortDiagnostics(diags), sources };
+}
+
+/** Each imported skill's SKILL.md, read now; one that cannot be loaded is W025 at its import. */
+async function loadSkills(registry: SkillRegistry, skillsHome: string | null, diags: Diagnostic[]): Promise<Map<string, LoadedSkill>> {
+  const out = new Map<string, LoadedSkill>();
+  if (registry.where.size === 0) return out;
+  // loaded only for programs that import skills
+  const { loadSkill } = await import("./resolve/skill-files.ts");
+  const loaded = await Promise.all([...registry.where].map(([name, w]) => loadSkill(name, w.source, w.path, skillsHome)));
+  for (const skill of loaded) {
+    out.set(skill.name, skill);
+    const w = registry.where.get(skill.name)!;
+    // (an unknown source form is W001 already)
+    if (skill.ok || !isKnownSkillSource(w.source)) continue;
+    diags.push(diagnostic("W025", `skill '${skill.name}' cannot be loaded: ${skill.problem} (calls of agents with this skill fail with error(kind="rejected"))`, w.path, w.span));
+  }
+  return out;
 }
 
 /** The inputs the program takes: the entry module's module-level `input` declarations, in source order (spec/inputs.md). */

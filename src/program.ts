@@ -2,6 +2,7 @@
 import type { ExportStmt, FromImport, Program } from "../grammar/ast.ts";
 import type { Diagnostic } from "../grammar/diagnostics.ts";
 import type { Layout } from "./resolve/scopes.ts";
+import type { LoadedSkill } from "../runtime/skills.ts";
 
 export interface ModuleInfo {
   /** canonical absolute path (the module's identity: each module runs once per run) */
@@ -23,6 +24,8 @@ export interface CheckResult {
   modules: Map<string, ModuleInfo>;
   /** skill name → source, program-wide (E030–E032) */
   skills: Map<string, string>;
+  /** skill name → its SKILL.md as loaded from the source, or why it could not be (W025) */
+  skillFiles: Map<string, LoadedSkill>;
   /** all errors and warnings, sorted */
   diagnostics: Diagnostic[];
   /** text of every file read, including ones the parser could not turn into a tree (for source lines in messages) */

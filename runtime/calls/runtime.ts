@@ -27,6 +27,8 @@ import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from 
 // type-only: the tools (and the glob library) load when an agent first has file permissions or a reply asks for a tool
 import type { Toolbox } from "../tools/toolbox.ts";
 import type { ShellSettings } from "../tools/bash-tool.ts";
+import type { LoadedSkill } from "../skills.ts";
+import { agentSkills, withSkills } from "./skills.ts";
 
 export interface RetryTuning {
   /** first backoff wait; fixed backoff waits this long every time */
@@ -59,6 +61,8 @@ export interface CallRuntimeDeps {
   programDir?: string;
   /** the bash tool's environment (credentials are withheld from it) and how bash="prompt" asks; default: an empty environment, nobody to ask */
   shell?: ShellSettings;
+  /** the program's skills as the checker loaded them (absent: none imported) */
+  skills?: ReadonlyMap<string, LoadedSkill>;
 }
 
 /** Requests one agent call may make before it must answer in text (agent key `max_turns`). */
@@ -106,11 +110,14 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
-    const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions, cfg.get("skills")) };
+    const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (req.input === null ? 0 : serializeInput(req.input).length));
     if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
 
+    // a skill the agent cannot have fails the call before memory or the model is touched
+    const skills = agentSkills(cfg.get("skills"), this.deps.skills, site);
+    if (skills instanceof Map) return this.finishCall(base, site, skills, 0, 0, loop);
     const memoryConfig = cfg.get("memory");
     let session: MemorySession | null = null;
     // Any memory value but unit goes to the store, which refuses a malformed one with error(kind="rejected").
@@ -126,8 +133,8 @@ export class CallRuntime implements AgentRuntime {
     }
     // memory_search reads this call's own memory, through its session (none in fresh mode)
     const memorySearch = session?.search ? (q: string) => session.search!(q) : null;
-    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null }, memory: memorySearch };
-    const toolbox = grantsTools(permissions) || memorySearch !== null ? await (await loadTools()).Toolbox.create(permissions, toolOpts).catch(async (err: unknown) => {
+    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null }, memory: memorySearch, readTrees: skills.map((s) => s.dir) };
+    const toolbox = grantsTools(permissions) || memorySearch !== null || skills.length > 0 ? await (await loadTools()).Toolbox.create(permissions, toolOpts).catch(async (err: unknown) => {
       await session?.release();
       throw err;
     }) : null;
@@ -136,7 +143,7 @@ export class CallRuntime implements AgentRuntime {
     const started = performance.now();
     const request: Omit<ModelRequest, "signal"> = {
       model,
-      system,
+      system: withSkills(system, skills, programDir),
       memoryContext: session?.context ?? null,
       task: req.task,
       input: req.input === null ? null : serializeInput(req.input),
@@ -408,11 +415,10 @@ function configWholeNumber(cfg: VObject, key: string, site: Site): number | unde
 }
 
 /** What an agent asks for that this runtime does not grant yet (vvm check warns W023; the trace says so too). */
-function notGranted(p: Permissions, skills: Value | undefined): string[] {
+function notGranted(p: Permissions): string[] {
   const out: string[] = [];
   if (p.network !== "deny") out.push(`network=${JSON.stringify(p.network)}`);
   if (p.execute.length > 0) out.push("execute");
-  if (Array.isArray(skills) && skills.length > 0) out.push("skills");
   return out;
 }
 

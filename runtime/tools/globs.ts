@@ -26,15 +26,16 @@ export class GlobSet {
     private readonly globs: readonly CompiledGlob[],
   ) {}
 
-  static async compile(written: readonly string[], root: string): Promise<GlobSet> {
-    const globs: CompiledGlob[] = [];
+  /** `trees`: real folders matched whole (everything under them, dot names aside), however their names read as globs. */
+  static async compile(written: readonly string[], root: string, trees: readonly string[] = []): Promise<GlobSet> {
+    const globs: CompiledGlob[] = trees.map((dir) => ({ written: `${dir}/**`, base: dir, match: picomatch("**", GLOB_OPTIONS) }));
     for (const g of written) {
       const scan = picomatch.scan(g);
       const fixed = scan.isGlob ? scan.base : unescapeGlob(g);
       const base = await realish(path.resolve(root, fixed === "" ? "." : fixed));
       globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
     }
-    return new GlobSet(written, globs);
+    return new GlobSet([...trees.map((dir) => `${dir}/**`), ...written], globs);
   }
 
   get empty(): boolean {

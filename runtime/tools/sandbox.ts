@@ -49,9 +49,10 @@ export class Sandbox {
     readonly write: GlobSet,
   ) {}
 
-  static async create(programDir: string, read: readonly string[], write: readonly string[]): Promise<Sandbox> {
+  /** `readTrees`: real folders readable whole (skills' folders), beside the read globs. */
+  static async create(programDir: string, read: readonly string[], write: readonly string[], readTrees: readonly string[] = []): Promise<Sandbox> {
     const root = await realish(path.resolve(programDir));
-    return new Sandbox(root, await GlobSet.compile(read, root), await GlobSet.compile(write, root));
+    return new Sandbox(root, await GlobSet.compile(read, root, readTrees), await GlobSet.compile(write, root));
   }
 
   /** Relative to the program's directory when inside it, else absolute. */

@@ -50,6 +50,8 @@ export interface ToolboxOptions {
   shell: ShellSettings;
   /** the call's memory session's search; null: no memory, or memory_mode="fresh" */
   memory?: MemorySearch | null;
+  /** real folders the agent may read whole, beside its read globs: its skills' folders */
+  readTrees?: readonly string[];
 }
 
 interface ToolDef {
@@ -194,8 +196,9 @@ export class Toolbox {
 
   /** The tools `permissions` grants, with paths resolved against the program's directory. */
   static async create(permissions: Permissions, opts: ToolboxOptions): Promise<Toolbox> {
-    const files = permissions.read.length > 0 || permissions.write.length > 0;
-    const sandbox = files ? await Sandbox.create(opts.programDir, permissions.read, permissions.write) : null;
+    const trees = opts.readTrees ?? [];
+    const files = permissions.read.length > 0 || permissions.write.length > 0 || trees.length > 0;
+    const sandbox = files ? await Sandbox.create(opts.programDir, permissions.read, permissions.write, trees) : null;
     return new Toolbox({ sandbox, lock: new PathLock(), permissions, ...opts, memory: opts.memory ?? null });
   }
 

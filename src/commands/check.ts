@@ -5,6 +5,7 @@ import { hasErrors } from "../../grammar/diagnostics.ts";
 import { EXIT, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
 import { describeInputs } from "./inputs.ts";
+import { skillsHome } from "./skills-home.ts";
 
 export interface CheckFlags {
   /** warnings are errors: exit 2 when there are any */
@@ -14,7 +15,7 @@ export interface CheckFlags {
 export async function checkCommand(file: string, flags: CheckFlags, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
-  const result = await checkProgram(abs);
+  const result = await checkProgram(abs, { skillsHome: skillsHome(io) });
   if (io.signal.aborted) return EXIT.interrupted; // Ctrl-C during a long check: stop without a verdict
   printDiagnostics(result, io);
   if (hasErrors(result.diagnostics)) return EXIT.invalid;

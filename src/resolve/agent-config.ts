@@ -144,18 +144,12 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
 
 /**
  * W023: what an agent asks for that this runtime does not grant yet, so it never goes unnoticed: `network`
- * other than "deny", `execute` globs without bash, and skills (their SKILL.md is not loaded). W024: `execute`
+ * other than "deny", and `execute` globs without bash. W024: `execute`
  * globs beside bash="allow"/"prompt", which cannot be enforced (a shell starts any program). Only literal
- * values are judged: `perm(...)` with literal arguments, an object literal, a skills list literal.
+ * values are judged: `perm(...)` with literal arguments or an object literal.
  */
 export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "W024" })[] {
   const v = kw.value;
-  if (kw.name === "skills") {
-    if (v.kind !== "List" || v.items.length === 0) return [];
-    const names = v.items.map(literalString).filter((x): x is string => x !== null);
-    const which = names.length > 0 ? names.map((n) => `'${n}'`).join(", ") : "these skills";
-    return [{ code: "W023", at: v, message: `skills are not loaded by this runtime yet: the agent gets neither the instructions of ${which} (SKILL.md) nor read access to their folders (spec/agent-calls.md §8)` }];
-  }
   if (kw.name !== "permissions") return [];
   let entries: { key: string; value: Expr }[];
   if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") entries = v.kwargs.map((k) => ({ key: k.name, value: k.value }));

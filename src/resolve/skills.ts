@@ -1,5 +1,5 @@
 // The program-wide skill registry (spec/language.md §12): skill name → source, built module by module in load order.
-import type { Program } from "../../grammar/ast.ts";
+import type { Program, Span } from "../../grammar/ast.ts";
 import { diagnostic, type Diagnostic } from "../../grammar/diagnostics.ts";
 
 /** `github:owner/repo` (optionally a sub-path or `@ref`), `npm:pkg` (scoped too), or a `./` / `../` path. */
@@ -13,15 +13,18 @@ export function isKnownSkillSource(source: string): boolean {
   return KNOWN_SOURCE.some((re) => re.test(source));
 }
 
-interface Registered {
+/** Where a skill name was first imported: the module and the import's source string. */
+export interface Registered {
   source: string;
   path: string;
   line: number;
+  span: Span;
 }
 
 export class SkillRegistry {
   readonly skills = new Map<string, string>();
-  private readonly where = new Map<string, Registered>();
+  /** each name's first import (its source is resolved from that module) */
+  readonly where = new Map<string, Registered>();
 
   /** Registers one module's top-level skill imports; returns the names it imports (E030 ones excluded). */
   addModule(path: string, program: Program, diags: Diagnostic[], display: (p: string) => string): Set<string> {
@@ -59,7 +62,7 @@ export class SkillRegistry {
         continue;
       }
       if (!prev) {
-        this.where.set(name, { source, path, line: s.span.line });
+        this.where.set(name, { source, path, line: s.span.line, span: s.source.span });
         this.skills.set(name, source);
       }
     }

@@ -21,8 +21,8 @@ describe("skill registry", () => {
       "lib.vvm": `import "web-search" from "github:acme/skills"\nimport "pdf" from "npm:@acme/pdf"\nagent a(model="haiku", skills=["web-search", "pdf"])\ndef run(v):\n  return @a \`go\`(v)\nexport run\n`,
     });
     const result = await checkProgram(prog.file("main.vvm"));
-    // (W023: skills register, but this runtime does not load them yet)
-    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["lib.vvm W023 3:31"]);
+    // (W025: neither is there to load, at the first import of each)
+    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["lib.vvm W025 1:26", "lib.vvm W025 2:19"]);
     expect([...result.skills].sort()).toEqual([
       ["pdf", "npm:@acme/pdf"],
       ["web-search", "github:acme/skills"],
@@ -35,8 +35,8 @@ describe("skill registry", () => {
       "lib.vvm": `import "s" from "github:other/s"\nv = 1\nexport v\n`,
     });
     const result = await checkProgram(prog.file("main.vvm"));
-    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["main.vvm E032 1:17"]);
-    expect(result.diagnostics[0]!.message).toBe(`skill 's' is imported from "./skills/s" here but from "github:other/s" in lib.vvm:1`);
+    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["lib.vvm W025 1:17", "main.vvm E032 1:17"]);
+    expect(result.diagnostics[1]!.message).toBe(`skill 's' is imported from "./skills/s" here but from "github:other/s" in lib.vvm:1`);
     expect(result.skills.get("s")).toBe("github:other/s");
   });
 
@@ -46,13 +46,15 @@ describe("skill registry", () => {
       "lib.vvm": `agent a(model="haiku", skills=["web-search"])\ndef run(v):\n  return @a \`go\`(v)\nexport run\n`,
     });
     const result = await checkProgram(prog.file("main.vvm"));
-    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["lib.vvm W023 1:31", "lib.vvm W010 1:32"]);
+    expect(result.diagnostics.map((d) => where(prog!, d))).toEqual(["lib.vvm W010 1:32", "main.vvm W025 1:26"]);
   });
 
   it("an unknown source form warns and still registers the name", async () => {
     prog = writeProgram({ "main.vvm": `import "s" from "https://example.com/s"\nagent a(model="haiku", skills=["s"])\nx = @a \`go\`(())\nexport x\n` });
     const result = await checkProgram(prog.file("main.vvm"));
-    expect(result.diagnostics.map((d) => d.code)).toEqual(["W001", "W023"]);
+    // (W001 says it; no W025 on top)
+    expect(result.diagnostics.map((d) => d.code)).toEqual(["W001"]);
+    expect(result.skillFiles.get("s")).toMatchObject({ ok: false });
     expect(result.skills.get("s")).toBe("https://example.com/s");
   });
 

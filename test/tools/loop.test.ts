@@ -320,8 +320,8 @@ rules:
 
   it("the trace says what an agent asked for that is not granted yet", async () => {
     const { rt, trace } = harness(new SimProvider());
-    await rt.call(callReq(agent("a", { permissions: perms({ bash: "allow", network: "prompt", execute: ["*.sh"] }), skills: ["web"] }), "t", null));
-    expect(trace.events.find((e) => e.type === "call")!.not_granted).toEqual(['network="prompt"', "execute", "skills"]);
+    await rt.call(callReq(agent("a", { permissions: perms({ bash: "allow", network: "prompt", execute: ["*.sh"] }) }), "t", null));
+    expect(trace.events.find((e) => e.type === "call")!.not_granted).toEqual(['network="prompt"', "execute"]);
   });
 });
 

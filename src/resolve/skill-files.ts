@@ -1,0 +1,96 @@
+// Loading each imported skill when the program is checked: its source names a folder (`./path` from the
+// importing module, `npm:pkg` in a node_modules above it, `github:` from the user's skills folder), whose
+// SKILL.md holds YAML front matter and the instructions. A skill that cannot be loaded is W025 here and
+// error(kind="rejected") at a call that uses it (spec/agent-calls.md §8 "Skills").
+import { constants, promises as fs } from "node:fs";
+import path from "node:path";
+import type { LoadedSkill } from "../../runtime/skills.ts";
+
+/** A SKILL.md larger than this is refused: instructions go into every request of the agent. */
+export const MAX_SKILL_BYTES = 256 * 1024;
+
+/** Where a skill's folder is; `skillsHome` is ~/.vvm/skills (null: no home directory known). */
+async function locate(name: string, source: string, fromModule: string, skillsHome: string | null): Promise<{ dir: string } | { problem: string }> {
+  const base = path.dirname(fromModule);
+  if (source.startsWith("./") || source.startsWith("../")) return { dir: path.resolve(base, source) };
+  if (source.startsWith("npm:")) {
+    const spec = source.slice(4);
+    // a version after the name (`pkg@^2`, `@scope/pkg@1`) chooses nothing here: the installed package is used
+    const at = spec.indexOf("@", 1);
+    const pkg = at > 0 ? spec.slice(0, at) : spec;
+    for (let dir = base; ; dir = path.dirname(dir)) {
+      const candidate = path.join(dir, "node_modules", pkg);
+      if (await isDirectory(candidate)) return { dir: candidate };
+      if (path.dirname(dir) === dir) return { problem: `the package ${pkg} is not installed in a node_modules folder above ${base} (npm install ${pkg})` };
+    }
+  }
+  if (source.startsWith("github:")) {
+    if (skillsHome === null) return { problem: "github: skills are read from ~/.vvm/skills/<name>/, and no home directory is known" };
+    const dir = path.join(skillsHome, name);
+    if (await isDirectory(dir)) return { dir };
+    return { problem: `github: skills are not downloaded; put the skill's folder at ${dir} (with its SKILL.md)` };
+  }
+  return { problem: `the source form is not one this runtime can load (github:owner/repo, npm:package, ./path or ../path)` };
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return (await fs.stat(p).catch(() => null))?.isDirectory() === true;
+}
+
+export async function loadSkill(name: string, source: string, fromModule: string, skillsHome: string | null): Promise<LoadedSkill> {
+  const fail = (problem: string): LoadedSkill => ({ ok: false, name, source, problem });
+  const where = await locate(name, source, fromModule, skillsHome);
+  if ("problem" in where) return fail(where.problem);
+  let dir: string;
+  try {
+    dir = await fs.realpath(where.dir);
+  } catch {
+    return fail(`there is no folder ${where.dir}`);
+  }
+  if (!(await isDirectory(dir))) return fail(`${where.dir} is not a folder`);
+  const file = path.join(dir, "SKILL.md");
+  let bytes: Buffer;
+  try {
+    // never through a link: the folder is the skill, a SKILL.md pointing elsewhere is not
+    const fh = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) return fail(`${file} is not a regular file`);
+      if (st.size > MAX_SKILL_BYTES) return fail(`${file} is ${st.size} bytes; a SKILL.md may have at most ${MAX_SKILL_BYTES / 1024} KiB`);
+      bytes = await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return fail(code === "ENOENT" ? `${dir} has no SKILL.md` : code === "ELOOP" ? `${file} is a symbolic link` : `${file} cannot be read (${code ?? String(err)})`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return fail(`${file} is not UTF-8 text`);
+  }
+  const parsed = await parseSkillFile(text.replace(/^\uFEFF/, ""));
+  if ("problem" in parsed) return fail(`${file}: ${parsed.problem}`);
+  return { ok: true, name, source, dir, ...parsed };
+}
+
+/** SKILL.md: `---`, YAML front matter (a mapping with a `description`), `---`, then the instructions. */
+async function parseSkillFile(text: string): Promise<{ description: string; instructions: string } | { problem: string }> {
+  const m = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
+  if (m === null) return { problem: "it does not start with YAML front matter between --- lines (name, description)" };
+  // the yaml package only builds data (gray-matter would evaluate `---js` front matter)
+  const { parseDocument } = await import("yaml");
+  const doc = parseDocument(m[1], { uniqueKeys: true });
+  if (doc.errors.length > 0) return { problem: `its front matter is not valid YAML (${doc.errors[0].message.split("\n")[0]})` };
+  // (a bounded alias count: a "billion laughs" front matter must not expand without end)
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return { problem: "its front matter is not a mapping of name, description" };
+  const { description, name } = data as Record<string, unknown>;
+  if (name !== undefined && typeof name !== "string") return { problem: "its front matter's name is not a string" };
+  if (typeof description !== "string" || description.trim() === "") return { problem: "its front matter has no description" };
+  const instructions = text.slice(m[0].length).trim();
+  if (instructions === "") return { problem: "it has no instructions after its front matter" };
+  return { description: description.trim(), instructions };
+}
