@@ -126,6 +126,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")
     .option("--max-cost <dollars>", 'start no call once this much is spent, estimating each prompt; a refused call is error(kind="rejected") and the run exits 1', dollarsArg)
     .option("--usage", "after the summary line, calls, tokens and dollars per agent")
+    .addOption(
+      new Option("--progress <when>", "the progress line on stderr: auto (on a terminal), always (plain lines off a terminal, for CI logs), never")
+        .choices(["auto", "always", "never"])
+        .default("auto"),
+    )
     .action(async (file: string, flags: RunFlags) => {
       const { runCommand } = await import("./commands/run.ts");
       exitCode = await runCommand(file, flags, io);

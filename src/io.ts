@@ -32,10 +32,17 @@ export function useColor(io: CliIO): boolean {
   return io.stderrIsTTY && TERM !== "dumb";
 }
 
-/** Progress only on a terminal (a log file or pipe gets none), whatever the colour settings say. */
-export function progressStyle(io: CliIO): ProgressStyle | null {
-  if (!io.stderrIsTTY) return null;
-  return io.env.TERM === "dumb" ? "lines" : "live";
+/** `--progress`: auto shows it on a terminal only; always also off one (plain lines, for CI logs); never hides it. */
+export type ProgressMode = "auto" | "always" | "never";
+
+/**
+ * How the progress line is drawn, whatever the colour settings say: redrawn in place on a terminal, plain
+ * lines where the cursor cannot move (TERM=dumb, or off a terminal with --progress always), or not at all
+ * (off a terminal by default: a log file or pipe gets none; --progress never).
+ */
+export function progressStyle(io: CliIO, mode: ProgressMode = "auto"): ProgressStyle | null {
+  if (mode === "never" || (mode === "auto" && !io.stderrIsTTY)) return null;
+  return io.stderrIsTTY && io.env.TERM !== "dumb" ? "live" : "lines";
 }
 
 /** Paths relative to the working directory when inside it, so editors can open them. */

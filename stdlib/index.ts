@@ -3,6 +3,7 @@ import type { CallEnv, Site, Value, VFunction } from "../runtime/values.ts";
 import { len, pack, perm, range } from "./basics.ts";
 import { filter, map, reduce } from "./collections.ts";
 import { makePmap } from "./pmap.ts";
+import type { ProgressPort } from "../runtime/progress-port.ts";
 import { refine } from "./refine.ts";
 import { json } from "./json.ts";
 import type { StdlibName } from "./names.ts";
@@ -22,9 +23,9 @@ export function functionParams(name: string): { positions: number[]; names: stri
   return FUNCTION_PARAMS.get(name) ?? null;
 }
 
-/** The builtins for one run (pmap's concurrency comes from the run). */
-export function createStdlib(opts: { concurrency: number }): Map<string, VFunction> {
-  const impls: Record<StdlibName, Impl> = { pack, perm, range, len, map, pmap: makePmap(opts.concurrency), filter, reduce, refine, json };
+/** The builtins for one run (pmap's concurrency and progress port come from the run). */
+export function createStdlib(opts: { concurrency: number; progress?: ProgressPort }): Map<string, VFunction> {
+  const impls: Record<StdlibName, Impl> = { pack, perm, range, len, map, pmap: makePmap(opts.concurrency, opts.progress), filter, reduce, refine, json };
   const out = new Map<string, VFunction>();
   for (const [name, s] of Object.entries(SIGNATURES)) {
     out.set(name, {

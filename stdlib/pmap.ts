@@ -6,20 +6,21 @@ import { Interrupted, ROOT_ENV } from "../runtime/abort.ts";
 import { apply, bindArgs, needFunction, needList } from "./args.ts";
 import { mapFrom } from "./collections.ts";
 import { SIGNATURES } from "./signatures.ts";
+import type { FanOutProgress, ProgressPort } from "../runtime/progress-port.ts";
 
 
-export function makePmap(concurrency: number) {
+export function makePmap(concurrency: number, progress?: ProgressPort) {
   return function pmap(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
     const [items, fn] = bindArgs("pmap", SIGNATURES.pmap.params, 2, args, kwargs, site);
     const xs = needList(items, "pmap", "items", site);
     const f = needFunction(fn, "pmap", "f", site);
     // A function that can never suspend gains nothing from overlapping: run it like map.
     if (!f.isAsync) return mapFrom("pmap", xs, f, 0, new Array(xs.length), it, site, env);
-    return concurrent(xs, f, Math.max(1, concurrency), it, site, env ?? ROOT_ENV);
+    return concurrent(xs, f, Math.max(1, concurrency), it, site, env ?? ROOT_ENV, progress?.fanOut(xs.length));
   };
 }
 
-async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, site: Site, env: CallEnv): Promise<Value> {
+async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, site: Site, env: CallEnv, progress: FanOutProgress | undefined): Promise<Value> {
   const n = xs.length;
   const results: Value[] = new Array(n);
   const raised: unknown[] = new Array(n);
@@ -52,6 +53,7 @@ async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, s
         raised[i] = err;
         fail(i);
       }
+      progress?.itemDone();
     }
   };
   try {
@@ -60,6 +62,7 @@ async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, s
     await Promise.all(workers);
   } finally {
     env.signal.removeEventListener("abort", onAbort);
+    progress?.end();
   }
   if (env.signal.aborted) throw new Interrupted();
   if (firstFailure < n) {

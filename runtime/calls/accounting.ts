@@ -2,6 +2,7 @@
 import type { Usage } from "../provider.ts";
 import { DEFAULT_PRICES } from "../providers/prices.ts";
 import { Costs, JUDGES_ROW } from "./costs.ts";
+import { FanOuts } from "./fan-outs.ts";
 
 /** Token counts as trace events name them. */
 export function usageFields(u: Usage) {
@@ -134,13 +135,17 @@ function byCount(kinds: Map<string, number>): [string, number][] {
 export type ProgressStyle = "live" | "lines";
 
 /**
- * `vvm: 12 calls, 3 judges done, 2 in flight` on stderr while calls run. `live` redraws it in place at
- * most every 100 ms and erases it at the end; `lines` (TERM=dumb, no cursor movement) writes it as a new
- * line at most once a second and never erases.
+ * `vvm: 12 calls, 3 judges done, 2 in flight` on stderr while calls run, led by the outermost pmap's
+ * `12/50 items, ~8s left` while one runs. `live` redraws it in place at most every 100 ms and erases it
+ * at the end; `lines` (no cursor movement: TERM=dumb, or --progress always off a terminal) writes it as a
+ * new line at most once a second and never erases.
  */
 export class Progress {
   private last = 0;
   private shown = false;
+  private stopped = false;
+  /** the run's pmaps, which the interpreter reports through this port (RunContext.progress) */
+  readonly fanOuts = new FanOuts(() => this.draw());
 
   constructor(
     private readonly acc: Accounting,
@@ -154,8 +159,10 @@ export class Progress {
     const now = Date.now();
     if (now - this.last < (this.style === "live" ? 100 : 1000)) return;
     this.last = now;
+    if (this.stopped) return;
     const a = this.acc;
-    const text = `vvm: ${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight`;
+    const items = this.fanOuts.text();
+    const text = `vvm: ${items === null ? "" : `${items}; `}${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight`;
     if (this.style === "lines") {
       this.write(text + "\n");
       return;
@@ -174,6 +181,7 @@ export class Progress {
   /** Erase the line and stop drawing it. */
   clear(): void {
     this.acc.onChange = null;
+    this.stopped = true;
     this.erase();
   }
 }

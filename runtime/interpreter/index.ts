@@ -39,7 +39,7 @@ class Loader {
     private readonly checked: CheckResult,
     private readonly ctx: RunContext,
   ) {
-    this.builtins = createStdlib({ concurrency: ctx.concurrency });
+    this.builtins = createStdlib({ concurrency: ctx.concurrency, progress: ctx.progress });
   }
 
   /** Each module runs exactly once per run, keyed by its canonical path. */

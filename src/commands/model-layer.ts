@@ -3,7 +3,8 @@
 import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
-import { displayPath, progressStyle, UsageError, useColor, type CliIO } from "../io.ts";
+import { displayPath, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
+import type { ProgressPort } from "../../runtime/progress-port.ts";
 import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../../runtime/memory/index.ts";
@@ -19,7 +20,6 @@ import { printable } from "../printable.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
 import { commandConfirm } from "./confirm-command.ts";
-import type { LoadedSkill } from "../../runtime/skills.ts";
 
 export interface ModelLayer {
   agents: AgentRuntime;
@@ -28,6 +28,8 @@ export interface ModelLayer {
   script: ScriptProvider | null;
   /** Erase the live progress line for good: the program is done, and stdout output must not land on top of it. */
   stopProgress(): void;
+  /** what the interpreter tells how far each pmap is (the progress line); undefined when none is drawn */
+  progress: ProgressPort | undefined;
   /** the calls and judges --max-cost refused (the run then exits 1) */
   costRefusals(): number;
   close(): Promise<void>;
@@ -48,9 +50,11 @@ export interface ModelFlags {
   maxCost?: number;
   /** `--usage`: a table per agent after the summary line */
   usage?: boolean;
+  /** `--progress` (default auto: on a terminal only) */
+  progress?: ProgressMode;
 }
 
-export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
+export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO };
 
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
   const { io } = opts;
@@ -89,7 +93,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
 
   // VVM_PRICES adds or replaces models' rates; a bad file is a usage error before anything runs
   const accounting = new Accounting(new Costs(priceTable(io.env, io.cwd), opts.maxCost ?? null));
-  const style = progressStyle(io);
+  const style = progressStyle(io, opts.progress);
   progress = style ? new Progress(accounting, (s) => io.stderr.write(s), style) : null;
   const memory = lazyMemoryStore({
     entryDir: path.dirname(opts.entryPath),
@@ -111,7 +115,6 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     programDir: path.dirname(opts.entryPath),
     // bash tool commands: this environment less its credentials (runtime/tools/shell-env.ts); bash="prompt" asks here
     shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()) },
-    skills: opts.skills ?? new Map(),
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
   });
 
@@ -121,6 +124,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     trace,
     script,
     stopProgress: () => progress?.clear(),
+    progress: progress?.fanOuts,
     costRefusals: () => accounting.costs.refused,
     async close() {
       if (closed) return;

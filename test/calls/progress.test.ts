@@ -97,7 +97,7 @@ describe("progress elsewhere", () => {
   it("is plain lines with TERM=dumb: no cursor, erase or colour sequence", async () => {
     const { code, stderr } = await run(PMAP, { args: ["--concurrency", "2"], env: { TERM: "dumb" } });
     expect(code).toBe(0);
-    expect(stderr).toMatch(/^vvm: \d+ calls, 0 judges done, \d+ in flight\n/m);
+    expect(stderr).toMatch(/^vvm: \d+\/6 items[^;]*; \d+ calls, 0 judges done, \d+ in flight\n/m);
     expect(stderr).not.toContain("\r");
     expect(stderr).not.toContain("\x1b");
   });
