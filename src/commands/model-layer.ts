@@ -20,6 +20,7 @@ import { printable } from "../printable.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
 import { commandConfirm } from "./confirm-command.ts";
+import type { LoadedSkill } from "../../runtime/skills.ts";
 
 export interface ModelLayer {
   agents: AgentRuntime;
@@ -54,7 +55,7 @@ export interface ModelFlags {
   progress?: ProgressMode;
 }
 
-export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO };
+export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
 
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
   const { io } = opts;
@@ -115,6 +116,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     programDir: path.dirname(opts.entryPath),
     // bash tool commands: this environment less its credentials (runtime/tools/shell-env.ts); bash="prompt" asks here
     shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()) },
+    skills: opts.skills ?? new Map(),
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
   });
 

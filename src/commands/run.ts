@@ -6,6 +6,7 @@ import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
+import { skillsHome } from "./skills-home.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import pc from "picocolors";
@@ -27,7 +28,7 @@ export type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) =
 export async function runCommand(file: string, flags: RunFlags, io: CliIO, observe?: RunObserver): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
-  const checked = await checkProgram(abs);
+  const checked = await checkProgram(abs, { skillsHome: skillsHome(io) });
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
   const strict = flags.strict ? strictRefusal(checked) : null;
@@ -52,7 +53,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
   const { createModelLayer } = await import("./model-layer.ts");
   let layer;
   try {
-    layer = await createModelLayer({ ...flags, entryPath: abs, io });
+    layer = await createModelLayer({ ...flags, entryPath: abs, io, skills: checked.skillFiles });
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`vvm: ${err.message}\n`);
