@@ -56,6 +56,10 @@ export const CODES = {
   W051: "invalid agent-call option value",
   /** project addition: pack(...) positional argument that is not a plain name (spec/diagnostics.md) */
   W060: "pack argument is not a plain name",
+  /** project addition: a literal returns= shape the runtime cannot use (spec/typed-results.md) */
+  W070: "invalid returns= shape",
+  /** project addition: a malformed JSON Schema in a returns= escape hatch (spec/typed-results.md) */
+  W071: "invalid JSON Schema in returns=",
 } as const;
 
 export type Code = keyof typeof CODES;

@@ -9,6 +9,8 @@ import { isLambda } from "./scopes.ts";
 
 /** Portable agent configuration keys (spec/language.md §3); others warn W020 and pass through. */
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
+/** Keys of this runtime's own features that W020 leaves alone: `returns` (spec/typed-results.md) is judged by W070/W071. */
+export const FEATURE_KEYS: ReadonlySet<string> = new Set(["returns"]);
 
 /** Portable agent-call options (spec/language.md §4.1); others warn W050 and are ignored. The runtime owns the lists. */
 export const CALL_OPTIONS: ReadonlySet<string> = new Set(CALL_OPTION_LIST);
@@ -143,8 +145,8 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
 }
 
 /**
- * W023: what an agent asks for that this runtime does not grant yet, so it never goes unnoticed: `network`
- * other than "deny", and `execute` globs without bash. W024: `execute`
+ * W023: what an agent asks for that this runtime does not grant, so it never goes unnoticed: network="prompt"
+ * and `execute` globs without bash. W024: `execute`
  * globs beside bash="allow"/"prompt", which cannot be enforced (a shell starts any program). Only literal
  * values are judged: `perm(...)` with literal arguments or an object literal.
  */
@@ -160,8 +162,12 @@ export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "
   const bash = bashEntry === undefined ? "deny" : literalString(bashEntry.value);
   for (const { key, value } of entries) {
     const mode = literalString(value);
-    if (key === "network" && (mode === "allow" || mode === "prompt")) {
-      out.push({ code: "W023", at: value, message: `permission network="${mode}" is not granted by this runtime yet: the agent's calls get no web search or web fetch tool (spec/agent-calls.md §8)` });
+    if (key === "network" && mode === "prompt") {
+      out.push({
+        code: "W023",
+        at: value,
+        message: 'permission network="prompt" grants nothing: web search and web fetch run inside the API, where nobody can be asked before each use; use "allow" or "deny" (spec/agent-calls.md §8)',
+      });
     }
     if (key === "execute" && value.kind === "List" && value.items.length > 0) {
       if (bash === "allow" || bash === "prompt") {
@@ -203,7 +209,7 @@ function permProblems(v: Expr): ValueProblem[] {
 }
 
 /** The value of a literal expression (unit, booleans, numbers, strings, lists and objects of them), or undefined. */
-function literalValue(e: Expr): Value | undefined {
+export function literalValue(e: Expr): Value | undefined {
   switch (e.kind) {
     case "Unit":
       return null;

@@ -5,6 +5,7 @@ import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr,
 import { diagnostic, type Code, type Diagnostic } from "../../grammar/diagnostics.ts";
 import {
   AGENT_KEYS,
+  FEATURE_KEYS,
   CALL_OPTIONS,
   computedParts,
   configValueProblems,
@@ -13,6 +14,7 @@ import {
   literalString,
   optionValueProblem,
 } from "./agent-config.ts";
+import { returnsProblems } from "./returns.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
 import { isStdlibName } from "../../stdlib/names.ts";
@@ -140,7 +142,7 @@ class Resolver {
   private checkAgentDecl(s: AgentDecl, ctx: Ctx): void {
     this.checkRepeatedKeys(s.kwargs, "decl");
     for (const kw of s.kwargs) {
-      if (!AGENT_KEYS.has(kw.name)) {
+      if (!AGENT_KEYS.has(kw.name) && !FEATURE_KEYS.has(kw.name)) {
         this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
       }
       const computed = computedParts(kw.value, (n) => !this.isUserName(n, ctx));
@@ -194,6 +196,7 @@ class Resolver {
   /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
   private checkConfigValue(kw: KwArg, kind: "decl" | "with" | "inline"): void {
     for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
+    for (const p of returnsProblems(kw)) this.report(p.code, p.message, p.span);
     for (const p of ungrantedProblems(kw)) this.report(p.code, p.message, p.at.span);
     if (kw.name !== "skills" || kw.value.kind !== "List") return;
     // `.with(skills=[])` deliberately removes skills; only a declaration's empty list is suspicious.
@@ -223,7 +226,7 @@ class Resolver {
   private checkCallSiteConfig(kwargs: KwArg[], kind: "with" | "inline", ctx: Ctx): void {
     this.checkRepeatedKeys(kwargs, kind);
     for (const kw of kwargs) {
-      if (!AGENT_KEYS.has(kw.name)) {
+      if (!AGENT_KEYS.has(kw.name) && !FEATURE_KEYS.has(kw.name)) {
         this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
       }
       this.walkExpr(kw.value, ctx);
@@ -463,6 +466,7 @@ class Resolver {
           } else {
             const problem = optionValueProblem(kw);
             if (problem) this.report("W051", problem, kw.value.span);
+            for (const p of returnsProblems(kw)) this.report(p.code, p.message, p.span);
           }
         }
         this.checkTemplate(e.template, ctx);
