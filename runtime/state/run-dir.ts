@@ -78,7 +78,8 @@ export class RunDirectory {
     } catch (err) {
       throw new RunDirError(`cannot set up ${shown} (${code(err)})`);
     }
-    const program = path.basename(opts.entryPath);
+    // one header line, whatever the file is called
+    const program = tableCell(path.basename(opts.entryPath), 200);
     const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
     const run = new RunDirectory(id, dir, shown, fs, now, state);
     run.state.trace("Started", started);
