@@ -20,5 +20,14 @@ export interface RunContext {
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */
 export type RunOutcome =
   | { kind: "ok"; exports: Map<string, Value> }
-  | { kind: "raised"; error: Value; site: Site | null; trail: RaiseStep[] }
+  | { kind: "raised"; error: Value; site: Site | null; trail: RaiseStep[]; partial: PartialExports | null }
   | { kind: "interrupted" };
+
+/**
+ * After an uncaught raise: the entry module's `export name`s already bound (export order), and the export
+ * keys that were not (null when the raise came before the entry module's statements began).
+ */
+export interface PartialExports {
+  exports: Map<string, Value>;
+  missing: string[];
+}

@@ -1,12 +1,13 @@
 // The evaluator's entry point: load every module once (imports first), run the entry, collect exports.
 import type { ExportStmt, Stmt } from "../../grammar/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
-import type { RunContext, RunOutcome } from "../context.ts";
+import type { PartialExports, RunContext, RunOutcome } from "../context.ts";
 import { thrown, VAgent, type Value } from "../values.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { Interrupted } from "../abort.ts";
 import { asRaise, type Frame } from "./frame.ts";
+import { partialExports } from "./partial-exports.ts";
 
 /** What other modules (and the run's output) can see of a module after it ran. */
 interface LoadedModule {
@@ -25,7 +26,7 @@ export async function runProgram(checked: CheckResult, ctx: RunContext): Promise
     const r = asRaise(err, null);
     if (r) {
       if (ctx.signal.aborted) return { kind: "interrupted" };
-      return { kind: "raised", error: r.value, site: r.site, trail: r.trail };
+      return { kind: "raised", error: r.value, site: r.site, trail: r.trail, partial: loader.partial?.() ?? null };
     }
     throw err;
   }
@@ -34,6 +35,8 @@ export async function runProgram(checked: CheckResult, ctx: RunContext): Promise
 class Loader {
   private readonly builtins;
   private readonly loaded = new Map<string, Promise<LoadedModule>>();
+  /** set once the entry module's statements begin: its exports bound so far, for an uncaught raise */
+  partial: (() => PartialExports) | null = null;
 
   constructor(
     private readonly checked: CheckResult,
@@ -108,6 +111,10 @@ class Loader {
       }
     }
     mc.hoistDefs(f);
+    if (path === this.checked.entry) {
+      const exportStmts = body.filter((s): s is ExportStmt => s.kind === "Export");
+      this.partial = () => partialExports(mc, f, exportStmts);
+    }
 
     // 3. The statements.
     const main = mc.compileModuleBody();

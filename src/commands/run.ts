@@ -8,7 +8,8 @@ import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
 import { skillsHome } from "./skills-home.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { errorKind, isErrorValue, jsonObject, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
+import { errorKind, isErrorValue, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
+import { exportsJson, partialExportsOutput } from "./exports-json.ts";
 import pc from "picocolors";
 import type { RunOutcome } from "../../runtime/context.ts";
 import type { ScriptProvider } from "../../runtime/providers/script.ts";
@@ -20,6 +21,8 @@ export type RunFlags = ModelFlags &
     strict?: boolean;
     /** exit 0 even when an exported value is an error value (the default exits 1) */
     allowErrorExports?: boolean;
+    /** after an uncaught raise, print the exports computed before it (still exit 1) */
+    partialExports?: boolean;
   };
 
 /** What `vvm test` reads of a run besides its output: how the program ended, and the script provider. */
@@ -75,14 +78,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     observe?.(outcome, layer.script);
     switch (outcome.kind) {
       case "ok": {
-        let text: string;
-        try {
-          const out = jsonObject();
-          for (const [name, value] of outcome.exports) out[name] = toJSON(value);
-          text = JSON.stringify(out, null, 2);
-        } catch (err) {
-          // A value nested tens of thousands deep overflows the stack while printing: the program's problem.
-          if (!(err instanceof RangeError)) throw err;
+        const text = exportsJson(outcome.exports);
+        if (text === null) {
           const error = makeError("thrown", "the exported values are nested too deeply to print as JSON");
           io.stderr.write(describeUncaught(error, null, io, color) + "\n");
           return EXIT.raised;
@@ -100,9 +97,15 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
         io.stderr.write(`vvm: ${describeErrorExports(failed)}: exit 1 (--allow-error-exports exits 0)\n`);
         return EXIT.errorExport;
       }
-      case "raised":
+      case "raised": {
         io.stderr.write(describeUncaught(outcome.error, outcome.site, io, color, outcome.trail) + "\n");
+        if (flags.partialExports) {
+          const { json, note } = partialExportsOutput(outcome.partial);
+          if (json !== null) io.stdout.write(json + "\n");
+          io.stderr.write(`vvm: ${note}\n`);
+        }
         return EXIT.raised;
+      }
       case "interrupted":
         io.stderr.write("vvm: interrupted\n");
         return EXIT.interrupted;
