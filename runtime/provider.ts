@@ -32,6 +32,8 @@ export interface ModelRequest {
   maxTokens?: number;
   /** tools offered to the model (absent or empty: none, and the request carries no `tools`) */
   tools?: ToolSpec[];
+  /** the API's own tools offered beside them (network="allow"); the API runs them, not the runtime */
+  serverTools?: ServerTool[];
   /** the earlier turns of this call's tool loop, oldest first (absent or empty on the first request) */
   history?: Turn[];
   /** a typed call (`returns=`): the JSON Schema the reply's text must fit, sent as the output format */
@@ -67,7 +69,11 @@ export interface ToolUse {
   input: unknown;
 }
 
-export type AssistantBlock = { type: "text"; text: string } | ({ type: "tool_use" } & ToolUse);
+/** Anthropic's server tools: searched and fetched by the API itself. */
+export type ServerTool = "web_search" | "web_fetch";
+
+/** `server`: a block of the API's own tool use (the call and its result), sent back exactly as it came. */
+export type AssistantBlock = { type: "text"; text: string } | ({ type: "tool_use" } & ToolUse) | { type: "server"; block: unknown };
 
 /** The answer to one tool use, sent back in the next request. */
 export interface ToolResult {

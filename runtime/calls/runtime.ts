@@ -16,6 +16,7 @@ import {
   type ToolUse,
   type Usage,
   type Turn,
+  type AssistantBlock,
 } from "../provider.ts";
 import { roundMs, siteText, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
@@ -153,6 +154,8 @@ export class CallRuntime implements AgentRuntime {
       site,
       maxTokens,
       tools: toolbox?.specs ?? [],
+      // network="allow": the API's web search and fetch, which it runs itself ("prompt" cannot ask per use, so it grants nothing)
+      serverTools: permissions.network === "allow" ? ["web_search", "web_fetch"] : [],
     };
     const policy = { retry: opts.retry, backoff: opts.backoff, timeoutMs: opts.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS };
     let outcome: LoopOutcome;
@@ -204,6 +207,8 @@ export class CallRuntime implements AgentRuntime {
     let attempts = 0;
     let toolUses = 0;
     let deadline: number | undefined;
+    // a turn the API paused in its own (server) tool loop: sent back as it is, and the next reply continues it
+    let paused: { content: AssistantBlock[]; text: string } | null = null;
     for (let turn = 1; ; turn++) {
       const sent = { ...request, history: history.slice() };
       const out: Outcome<ModelReply> = await this.attempts("call", { ...base, turn }, { ...policy, deadline }, signal, (s) => this.deps.provider.complete({ ...sent, signal: s }));
@@ -213,12 +218,20 @@ export class CallRuntime implements AgentRuntime {
       deadline ??= out.startedAt + policy.timeoutMs;
       const reply = out.reply;
       const wanted = reply.stopReason === "tool_use" ? (reply.toolUses ?? []) : [];
-      if (wanted.length === 0) return { ok: true, text: reply.text, ...done };
+      if (paused !== null) history.pop();
+      const content: AssistantBlock[] = [...(paused?.content ?? []), ...(reply.content ?? assistantBlocks(reply.text, wanted))];
+      const text: string = (paused?.text ?? "") + reply.text;
+      paused = reply.stopReason === "pause_turn" ? { content, text } : null;
+      if (wanted.length === 0 && paused === null) return { ok: true, text, ...done };
       if (turn >= maxTurns) {
         const message =
           `the agent still asked for tools after ${turn} turn${turn === 1 ? "" : "s"} (max_turns=${maxTurns}), so the call ended without a final answer; ` +
           `raise max_turns= on the agent or give it a smaller task`;
         return { ok: false, error: new ProviderError("rejected", message, false, null, reply.requestId), ...done };
+      }
+      if (paused !== null) {
+        history.push({ role: "assistant", content });
+        continue;
       }
       const results = await this.runTools({ ...base, turn }, await tools(), wanted, signal, deadline);
       toolUses += wanted.length;
@@ -228,7 +241,7 @@ export class CallRuntime implements AgentRuntime {
         const message = `no final reply within ${formatMs(policy.timeoutMs)}: the deadline passed while tools ran (turn ${turn}); timeout= covers the whole tool loop`;
         return { ok: false, error: new ProviderError("timeout", message, true), ...after };
       }
-      history.push({ role: "assistant", content: reply.content ?? assistantBlocks(reply.text, wanted) }, { role: "tool_results", results });
+      history.push({ role: "assistant", content }, { role: "tool_results", results });
     }
   }
 
@@ -417,7 +430,7 @@ function configWholeNumber(cfg: VObject, key: string, site: Site): number | unde
 /** What an agent asks for that this runtime does not grant yet (vvm check warns W023; the trace says so too). */
 function notGranted(p: Permissions): string[] {
   const out: string[] = [];
-  if (p.network !== "deny") out.push(`network=${JSON.stringify(p.network)}`);
+  if (p.network === "prompt") out.push('network="prompt"');
   if (p.execute.length > 0) out.push("execute");
   return out;
 }

@@ -9,6 +9,7 @@ import type {
   TextBlockParam,
   Tool,
   ToolResultBlockParam,
+  ToolUnion,
 } from "@anthropic-ai/sdk/resources/messages/messages";
 import {
   ProviderError,
@@ -18,6 +19,7 @@ import {
   type ModelReply,
   type ModelRequest,
   type Provider,
+  type ServerTool,
   type ToolUse,
   type Turn,
   type Usage,
@@ -73,9 +75,9 @@ export class AnthropicProvider implements Provider {
       max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
       messages: [{ role: "user", content }, ...historyMessages(req.history ?? [])],
     };
-    if (req.tools && req.tools.length > 0) {
-      params.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Tool["input_schema"] }));
-    }
+    const tools: ToolUnion[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Tool["input_schema"] }));
+    for (const s of req.serverTools ?? []) tools.push(serverTool(s));
+    if (tools.length > 0) params.tools = tools;
     // a typed call: the API's structured output holds the final text to the schema (spec/typed-results.md)
     if (req.output) params.output_config = { format: { type: "json_schema", schema: req.output } };
     // only blocks likely to be read again are marked (cache-plan.ts): a cache write nothing reads costs 1.25x
@@ -96,6 +98,8 @@ export class AnthropicProvider implements Provider {
         const use = { id: b.id, name: b.name, input: b.input };
         toolUses.push(use);
         blocks.push({ type: "tool_use", ...use });
+      } else if (b.type === "server_tool_use" || b.type === "web_search_tool_result" || b.type === "web_fetch_tool_result") {
+        blocks.push({ type: "server", block: b });
       }
     }
     return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId, stopReason: msg.stop_reason ?? null, toolUses, content: blocks };
@@ -208,7 +212,20 @@ function historyMessages(history: Turn[]): MessageParam[] {
       // (the API refuses empty text blocks, which a model may still have sent)
       const content: ContentBlockParam[] = t.content
         .filter((b) => b.type !== "text" || b.text !== "")
-        .map((b) => (b.type === "text" ? { type: "text", text: b.text } : { type: "tool_use", id: b.id, name: b.name, input: b.input }));
+        .map((b): ContentBlockParam => {
+          switch (b.type) {
+            case "text":
+              return { type: "text", text: b.text };
+            case "tool_use":
+              return { type: "tool_use", id: b.id, name: b.name, input: b.input };
+            case "server":
+              return b.block as ContentBlockParam;
+            default: {
+              const never: never = b;
+              return never;
+            }
+          }
+        });
       return { role: "assistant", content };
     }
     if (t.role === "user") return { role: "user", content: [{ type: "text", text: t.text }] };
@@ -221,6 +238,22 @@ function historyMessages(history: Turn[]): MessageParam[] {
     last.content[last.content.length - 1] = { ...block, cache_control: { type: "ephemeral" } };
   }
   return out;
+}
+
+/** Searches and fetches the API may run in one request: enough for a question, not a crawl. */
+const SERVER_TOOL_MAX_USES = 5;
+
+function serverTool(s: ServerTool): ToolUnion {
+  switch (s) {
+    case "web_search":
+      return { type: "web_search_20250305", name: "web_search", max_uses: SERVER_TOOL_MAX_USES };
+    case "web_fetch":
+      return { type: "web_fetch_20250910", name: "web_fetch", max_uses: SERVER_TOOL_MAX_USES };
+    default: {
+      const never: never = s;
+      return never;
+    }
+  }
 }
 
 function textOf(blocks: ContentBlock[]): string {

@@ -28,6 +28,11 @@ export type StandinAction =
   | { type: "tool"; input: unknown; name?: string; delayMs?: number }
   /** an agent turn asking for tools: optional text, then one tool_use block per call, stop_reason "tool_use" */
   | { type: "tool_use"; calls: { name: string; input: unknown; id?: string }[]; text?: string; delayMs?: number; usage?: UsageOverride }
+  /**
+   * the API running its own tools (web_search, web_fetch) within one reply: a server_tool_use block and its
+   * result per use, then `text`; `pause_turn` when the API paused its loop. A 400 when a tool is not offered.
+   */
+  | { type: "server_tools"; uses: { name: "web_search" | "web_fetch"; input: Record<string, unknown> }[]; text?: string; stopReason?: "end_turn" | "pause_turn"; delayMs?: number }
   /** a judge reply that ignores the forced tool */
   | { type: "no_tool"; text?: string; delayMs?: number }
   | { type: "error"; status: number; message?: string; retryAfter?: string; retryAfterMs?: number; delayMs?: number }
@@ -177,6 +182,19 @@ export class Standin {
         action.calls.forEach((c, i) => blocks.push({ type: "tool_use", id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: c.input }));
         return send(res, 200, this.message(rec, blocks, "tool_use", action.usage), id);
       }
+      case "server_tools": {
+        const offered = new Set((rec.body?.tools ?? []).map((t: { type?: string }) => t.type));
+        const blocks: unknown[] = [];
+        for (const [i, u] of action.uses.entries()) {
+          const type = u.name === "web_search" ? "web_search_20250305" : "web_fetch_20250910";
+          if (!offered.has(type)) return send(res, 400, { type: "error", error: { type: "invalid_request_error", message: `the model used ${u.name}, but no tool of type ${type} was offered` } }, id);
+          const useId = `srvtoolu_${id}_${i}`;
+          blocks.push({ type: "server_tool_use", id: useId, name: u.name, input: u.input });
+          blocks.push(u.name === "web_search" ? webSearchResult(useId, String(u.input.query ?? "")) : webFetchResult(useId, String(u.input.url ?? "")));
+        }
+        if (action.text) blocks.push({ type: "text", text: action.text });
+        return send(res, 200, this.message(rec, blocks, action.stopReason ?? "end_turn"), id);
+      }
       case "no_tool":
         return send(res, 200, this.message(rec, [{ type: "text", text: action.text ?? "I think it probably does." }], "end_turn"), id);
       case "error": {
@@ -249,6 +267,11 @@ export function conversationProblem(body: any): string | null {
     if (Array.isArray(m.content) && m.content.length === 0) return `messages.${i}: content must not be empty`;
     for (const b of blocks) if (b.type === "text" && b.text === "") return `messages.${i}: text content blocks must be non-empty`;
     const uses = blocks.filter((b) => b.type === "tool_use").map((b) => b.id);
+    const serverUses = blocks.filter((b) => b.type === "server_tool_use").map((b) => b.id);
+    if (serverUses.length > 0) hasToolBlocks = true;
+    const serverResults = new Set(blocks.filter((b) => b.type === "web_search_tool_result" || b.type === "web_fetch_tool_result").map((b) => b.tool_use_id));
+    const unanswered = serverUses.filter((u) => !serverResults.has(u));
+    if (unanswered.length > 0 && i < messages.length - 1) return `messages.${i}: \`server_tool_use\` blocks without their results: ${unanswered.join(", ")}`;
     const results = blocks.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
     if (uses.length > 0 || results.length > 0) hasToolBlocks = true;
     if (m.role === "user" && results.length > 0) {
@@ -291,6 +314,23 @@ export function outputFormatProblem(body: any): string | null {
     return null;
   };
   return open(format.schema, "output_config.format.schema");
+}
+
+function webSearchResult(toolUseId: string, query: string) {
+  const slug = query.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+  return {
+    type: "web_search_tool_result",
+    tool_use_id: toolUseId,
+    content: [{ type: "web_search_result", url: `https://example.com/${slug}`, title: `About ${query}`, encrypted_content: `enc-${slug}`, page_age: null }],
+  };
+}
+
+function webFetchResult(toolUseId: string, url: string) {
+  return {
+    type: "web_fetch_tool_result",
+    tool_use_id: toolUseId,
+    content: { type: "web_fetch_result", url, retrieved_at: "2026-01-01T00:00:00Z", content: { type: "document", source: { type: "text", media_type: "text/plain", data: `the page at ${url}` }, title: url } },
+  };
 }
 
 function send(res: ServerResponse, status: number, payload: unknown, requestId: string, headers: Record<string, string> = {}): void {
