@@ -1,6 +1,7 @@
 // The Messages API stand-in in a worker thread, so its own request handling does not share the event loop
 // with the runtime being measured (the real API is on another machine). It answers every request with one
-// text reply after `delayMs`, both set by `configure`.
+// text reply after `delayMs`, both set by `configure`; with `toolTurns`, the first that many turns of each
+// conversation ask for `tool` instead (a tool loop).
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { startStandin } from "../test/support/standin.ts";
 
@@ -10,10 +11,16 @@ if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
   const standin = await startStandin();
   let reply = { text: "done", delayMs: 0 };
   standin.setHandler(() => ({ type: "text", ...reply }));
-  parentPort!.on("message", (m: { op: "configure"; delayMs: number; text?: string } | { op: "stats" }) => {
+  type Configure = { op: "configure"; delayMs: number; text?: string; toolTurns?: number; tool?: { name: string; input: unknown } };
+  parentPort!.on("message", (m: Configure | { op: "stats" }) => {
     if (m.op === "configure") {
       reply = { text: m.text ?? "done", delayMs: m.delayMs };
-      standin.reset().setHandler(() => ({ type: "text", ...reply }));
+      const { toolTurns = 0, tool } = m;
+      standin.reset().setHandler((req) => {
+        // the request's turn: its messages are user, then assistant and user again per earlier turn
+        const turn = ((req.body?.messages?.length ?? 1) + 1) / 2;
+        return tool && turn <= toolTurns ? { type: "tool_use", calls: [tool], delayMs: reply.delayMs } : { type: "text", ...reply };
+      });
       parentPort!.postMessage({ op: "configured" });
     } else {
       parentPort!.postMessage({ op: "stats", maxInFlight: standin.maxInFlight, requests: standin.requests.length });
@@ -47,9 +54,9 @@ export class RemoteStandin {
     });
   }
 
-  /** Every later request is answered with `text` (default "done") after `delayMs`. */
-  configure(delayMs: number, text?: string): Promise<unknown> {
-    return this.ask({ op: "configure", delayMs, text });
+  /** Every later request is answered with `text` (default "done") after `delayMs`; the first `loop.toolTurns` turns of a conversation ask for `loop.tool`. */
+  configure(delayMs: number, text?: string, loop?: { toolTurns: number; tool: { name: string; input: unknown } }): Promise<unknown> {
+    return this.ask({ op: "configure", delayMs, text, ...loop });
   }
 
   stats(): Promise<{ maxInFlight: number; requests: number }> {
