@@ -48,7 +48,7 @@ export interface TestCase {
   line: number;
   inputs: { [key: string]: Json } | null;
   inputFile: string | null;
-  script: ScriptSource | null;
+  script: ScriptSource;
   /** a folder laid out as `.vvm/memory`, copied into the program's copy before the run */
   memory: string | null;
   userMemory: string | null;

@@ -47,9 +47,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     await mkdir(home);
     if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory");
     if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory");
-    const script = path.join(tmp, t.script!.kind === "file" ? path.basename(t.script!.path) : path.basename(file.file));
-    if (t.script!.kind === "file") await writeFile(script, await readScript(t.script!.path));
-    else await writeFile(script, t.script!.text);
+    const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
+    await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path) : t.script.text);
     const trace = path.join(tmp, "trace.jsonl");
 
     let stdout = "";
