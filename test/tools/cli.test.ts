@@ -99,4 +99,21 @@ describe("vvm run with tools", () => {
     await runCli(["run", path.join(dir, "build.vvm")], { cwd: root, env: standin.env(), answer: "n" });
     expect(standin.requests[1].body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/said no/) });
   });
+
+  it("offline with a script: bash runs in the program's directory without the API key in its environment", async () => {
+    const dir = path.join(root, "bash-offline");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "build.vvm"), `agent builder(model="haiku", permissions=perm(bash="allow"))\nr = @builder \`Build.\`(())\nexport r\n`);
+    await writeFile(
+      path.join(dir, "build.yaml"),
+      `rules:\n  - kind: agent\n    agent: builder\n    turn: 1\n    tool_use:\n      - { name: bash, input: { command: "env > env.txt; pwd > where.txt" } }\n  - { kind: agent, agent: builder, turn: 2, reply: "built" }\n`,
+    );
+    const res = await runCli(["run", path.join(dir, "build.vvm"), "--script", path.join(dir, "build.yaml")], { cwd: root, env: { ANTHROPIC_API_KEY: "sk-ant-offline-secret", GH_TOKEN: "x", VISIBLE: "yes" } });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ r: "built" });
+    const env = await readFile(path.join(dir, "env.txt"), "utf8");
+    expect(env).toContain("VISIBLE=yes");
+    expect(env).not.toMatch(/ANTHROPIC_API_KEY|sk-ant-offline-secret|GH_TOKEN/);
+    expect((await readFile(path.join(dir, "where.txt"), "utf8")).trim()).toBe(dir);
+  });
 });
