@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { ROOT, runCli } from "../support/cli.ts";
 import { writeProgram } from "../support/program.ts";
+import { useStandin } from "../support/fixtures.ts";
+
+const standin = useStandin();
 
 const MAIN = `input topic: "what to note" = "deploys"
 agent notes(model="haiku", prompt="You keep notes.", memory={ scope: "project", key: "team:notes" })
@@ -258,6 +261,43 @@ describe("vvm test", () => {
       writeFileSync(p.file("main.test.snap.yaml"), "tests:\n  exports subset: 3\n");
       const shape = await runCli(["test"], { cwd: p.dir });
       expect(shape.stdout).toContain('ERROR main.test.snap.yaml: test "exports subset": expected { exports, memory } (run vvm test --update to write it again)\n');
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("never reaches a model: with an API key in the environment, the script still answers and nothing is sent", async () => {
+    const p = writeProgram({
+      "main.vvm": MAIN,
+      "main.test.yaml": testFile("main.vvm", `\n  - { agent: notes, reply: "Noted." }\n  - { kind: judge, verdict: true }\n`, [MAIN_CASES[3]!]),
+    });
+    try {
+      const r = await runCli(["test"], { cwd: p.dir, env: standin.env() });
+      expect(lineOf(r.stdout, "main.test.yaml", "exports subset")).toContain(`no script rule answered agent call 'picky'`);
+      expect(standin.requests).toHaveLength(0);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("user-scope memory lives in the test's own HOME, seeded by user_memory", async () => {
+    const prog = `agent prefs(model="haiku", memory={ scope: "user", key: "prefs" })\nr = @prefs \`Remember.\`(())\nexport r\n`;
+    const rule = `\n  - agent: prefs${NOTES_REPLY}\n`;
+    const p = writeProgram({
+      "main.vvm": prog,
+      "main.test.yaml": testFile("main.vvm", rule, [
+        ["fresh", `expect: { memory: [{ key: prefs, scope: user, ledger: [patch], facts: [Monday] }] }`, null],
+        ["seeded", `user_memory: home-fixture\n    expect: { memory: [{ key: prefs, scope: user, ledger: [external_edit, patch] }] }`, null],
+        ["not a folder", `user_memory: main.vvm\n    expect: {}`, null],
+      ]),
+      "home-fixture/k-prefs/digest.md": "- short answers\n",
+    });
+    try {
+      // the caller's HOME (testEnv's, which cannot exist) is never used: a write there would fail the call
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(lineOf(r.stdout, "main.test.yaml", "fresh")).toBe("PASS  main.test.yaml: fresh");
+      expect(lineOf(r.stdout, "main.test.yaml", "seeded")).toBe("PASS  main.test.yaml: seeded");
+      expect(lineOf(r.stdout, "main.test.yaml", "not a folder")).toMatch(/not a folder: user_memory: .*main\.vvm is not a folder \(give a folder laid out as \.vvm\/memory\)$/);
     } finally {
       p.cleanup();
     }
