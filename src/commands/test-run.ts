@@ -5,9 +5,9 @@
 import { cp, lstat, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { CliIO } from "../io.ts";
+import { displayPath, type CliIO } from "../io.ts";
 import type { RunOutcome } from "../../runtime/context.ts";
-import type { ScriptProvider } from "../../runtime/providers/script.ts";
+import { parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { errorKind, toJSON, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
@@ -48,7 +48,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory");
     if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory");
     const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
-    await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path) : t.script.text);
+    await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     const trace = path.join(tmp, "trace.jsonl");
 
     let stdout = "";
@@ -111,12 +111,21 @@ export class TestSetupError extends Error {
   override name = "TestSetupError";
 }
 
-async function readScript(file: string): Promise<string> {
+/** A script file's text, checked here so that a mistake names the file where it is, not the test's copy of it. */
+async function readScript(file: string, shown: string): Promise<string> {
+  let text: string;
   try {
-    return await readFile(file, "utf8");
+    text = await readFile(file, "utf8");
   } catch (err) {
-    throw new TestSetupError(`script ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new TestSetupError(`script ${shown}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
+  try {
+    parseScript(text, shown);
+  } catch (err) {
+    if (err instanceof ScriptError) throw new TestSetupError(err.message);
+    throw err;
+  }
+  return text;
 }
 
 /** Regular files and folders only: links are not copied (a copy must not reach outside itself). */

@@ -252,6 +252,22 @@ describe("vvm test", () => {
     });
   });
 
+  it("a script file that is missing or malformed fails its tests, naming the file as the user wrote it", async () => {
+    const p = writeProgram({
+      "main.vvm": MAIN,
+      "main.test.yaml": `program: main.vvm\ntests:\n  - { name: bad rules, script: rules.yaml, expect: {} }\n  - { name: no rules, script: none.yaml, expect: {} }\n`,
+      "rules.yaml": "- { reply: x }\n- { reply: y, verdict: true }\n",
+    });
+    try {
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(lineOf(r.stdout, "main.test.yaml", "bad rules")).toMatch(/: bad rules: rules\.yaml:2:3: rule 2: give exactly one answer/);
+      expect(lineOf(r.stdout, "main.test.yaml", "no rules")).toMatch(/: no rules: script none\.yaml: cannot read it \(ENOENT\)$/);
+      expect(r.code).toBe(1);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("a malformed snapshot file is an ERROR line at its place", async () => {
     const p = writeProgram({ "main.vvm": MAIN, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]), "main.test.snap.yaml": "tests:\n  x: [\n" });
     try {
