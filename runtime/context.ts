@@ -1,7 +1,7 @@
 // Per-run state handed to the interpreter (starlark-go's Thread): everything that does I/O or varies per run.
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { ProgressPort } from "./progress-port.ts";
-import type { TraceSink } from "./trace.ts";
+import type { Narrator, TraceSink } from "./trace.ts";
 import type { RaiseStep, Site, Value } from "./values.ts";
 
 export interface RunContext {
@@ -11,6 +11,8 @@ export interface RunContext {
   signal: AbortSignal;
   /** pmap's limit on calls in flight */
   concurrency: number;
+  /** told each binding as it is made (`vvm run --narrate`); absent: nothing is reported */
+  narrator?: Narrator;
   /** told how far each `pmap` is (the CLI's progress line); absent: nobody is watching */
   progress?: ProgressPort;
   /** the program's inputs by name (`vvm run --arg/--input`), bound to the entry module's `input` declarations */

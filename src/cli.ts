@@ -125,6 +125,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--strict", "treat warnings as errors: nothing runs when the checker warns (exit 2)")
     .option("--allow-error-exports", "exit 0 even when an exported value is an error value (default: exit 1, exports still printed)")
     .option("--max-cost <dollars>", 'start no call once this much is spent, estimating each prompt; a refused call is error(kind="rejected") and the run exits 1', dollarsArg)
+    .option("--narrate", "tell each binding, agent call and judge on stderr as the program runs")
     .option("--partial-exports", "after an uncaught error, print the exports computed before it as JSON on stdout (still exit 1)")
     .option("--usage", "after the summary line, calls, tokens and dollars per agent")
     .addOption(

@@ -18,7 +18,7 @@ import {
   type Turn,
   type AssistantBlock,
 } from "../provider.ts";
-import { roundMs, siteText, type TraceSink } from "../trace.ts";
+import { roundMs, siteText, type Narrator, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
@@ -60,6 +60,8 @@ export interface CallRuntimeDeps {
   maxTokens?: number;
   /** where tool paths and permission globs are resolved: the program's directory (default: the calling module's) */
   programDir?: string;
+  /** `--narrate`: told each call's start and end and each judge's answer */
+  narrator?: Narrator;
   /** the bash tool's environment (credentials are withheld from it) and how bash="prompt" asks; default: an empty environment, nobody to ask */
   shell?: ShellSettings;
   /** the program's skills as the checker loaded them (absent: none imported) */
@@ -115,6 +117,7 @@ export class CallRuntime implements AgentRuntime {
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (req.input === null ? 0 : serializeInput(req.input).length));
     if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
+    this.deps.narrator?.callStarted({ id, agent: agent.name, model, site });
 
     // a skill the agent cannot have fails the call before memory or the model is touched
     const skills = agentSkills(cfg.get("skills"), this.deps.skills, site);
@@ -307,12 +310,14 @@ export class CallRuntime implements AgentRuntime {
       const r = { ...outcome.reply, label };
       const answer = kind === "choose" ? { label: label ?? labels![0], uncertain: label === null } : { verdict: r.verdict === true, uncertain: r.verdict === null };
       if (this.deps.trace.enabled) this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: true, ...answer, ms });
+      this.deps.narrator?.judged({ kind, model, site, ms, answer: "label" in answer ? JSON.stringify(answer.label) : String(answer.verdict) + (answer.uncertain ? " (uncertain)" : "") });
       return r;
     }
     const err = outcome.error;
     if (this.deps.trace.enabled) {
       this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: false, error_kind: err === "cancelled" ? "cancelled" : err.kind, ms });
     }
+    this.deps.narrator?.judged({ kind, model, site, ms, answer: `error(kind=${err === "cancelled" ? "cancelled" : err.kind})` });
     if (err === "cancelled") throw new VvmRaise(cancelledValue(), site);
     const data = errorData(err, outcome.attempts, model);
     data.set("kind", err.kind);
@@ -399,6 +404,7 @@ export class CallRuntime implements AgentRuntime {
     loop: { turns: number; toolUses: number; notGranted: string[] },
   ): Value {
     const failed = isErrorValue(value);
+    this.deps.narrator?.callFinished({ id: Number(base.call), agent: String(base.agent), model: String(base.model), site, ms, errorKind: failed ? (errorKind(value) ?? "error") : null });
     this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null, String(base.agent));
     if (this.deps.trace.enabled) {
       const result = failed

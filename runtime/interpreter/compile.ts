@@ -681,6 +681,15 @@ export class ModuleCompiler {
         if (s.value.kind === "Call" && s.value.callee.kind === "Member" && s.value.callee.name === "with") {
           v = mapCE(v, (x) => (x instanceof VAgent ? new VAgent(s.target, x.config, x.site, x.bases) : x));
         }
+        // --narrate: the binding is told as it is made (decided statically: without a narrator nothing is added)
+        const narrator = this.ctx.narrator;
+        if (narrator) {
+          const site = this.site(s.span);
+          v = mapCE(v, (x) => {
+            narrator.binding(s.target, x, site);
+            return x;
+          });
+        }
         if (!v.async) {
           const vr = v.run;
           return SS((f) => {

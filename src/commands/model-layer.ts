@@ -5,6 +5,8 @@ import path from "node:path";
 import pc from "picocolors";
 import { displayPath, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
 import type { ProgressPort } from "../../runtime/progress-port.ts";
+import type { Narrator } from "../../runtime/trace.ts";
+import { createNarrator } from "./narration.ts";
 import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../../runtime/memory/index.ts";
@@ -31,6 +33,8 @@ export interface ModelLayer {
   stopProgress(): void;
   /** what the interpreter tells how far each pmap is (the progress line); undefined when none is drawn */
   progress: ProgressPort | undefined;
+  /** `--narrate`: what the interpreter tells each binding (the call layer has it too); undefined without it */
+  narrator: Narrator | undefined;
   /** the calls and judges --max-cost refused (the run then exits 1) */
   costRefusals(): number;
   close(): Promise<void>;
@@ -53,6 +57,8 @@ export interface ModelFlags {
   usage?: boolean;
   /** `--progress` (default auto: on a terminal only) */
   progress?: ProgressMode;
+  /** `--narrate`: each binding, call and judge told on stderr as it happens */
+  narrate?: boolean;
 }
 
 export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
@@ -104,7 +110,18 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     warn,
     showPath: (file) => displayPath(file, io),
   });
+  const narrator = opts.narrate
+    ? createNarrator({
+        line: (text) => {
+          progress?.erase();
+          io.stderr.write(text + "\n");
+        },
+        color: useColor(io),
+        showPath: (file) => displayPath(file, io),
+      })
+    : undefined;
   const agents = new CallRuntime({
+    narrator,
     provider,
     memory,
     judgeModel: opts.judgeModel,
@@ -127,6 +144,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     script,
     stopProgress: () => progress?.clear(),
     progress: progress?.fanOuts,
+    narrator,
     costRefusals: () => accounting.costs.refused,
     async close() {
       if (closed) return;

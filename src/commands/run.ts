@@ -72,6 +72,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
       signal: io.signal,
       concurrency: flags.concurrency,
       progress: layer.progress,
+      narrator: layer.narrator,
       inputs,
     });
     layer.stopProgress();
