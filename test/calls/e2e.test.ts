@@ -1,6 +1,6 @@
 // End to end through `vvm run`: every reference example under sim, under a script and against the
 // Messages API stand-in; conformance programs for call options, judges, `.with`, inline agents and `it`.
-import { cp, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
@@ -12,13 +12,19 @@ import { defaultHandler } from "../support/standin.ts";
 const dir = useTempDir("vvm-e2e-calls-");
 const standin = useStandin();
 
-/** A fresh copy of the reference examples (memory writes land beside the program). */
-async function examplesCopy(): Promise<{ root: string; programs: string[] }> {
+/**
+ * A fresh copy of the reference examples (memory writes land beside the program), and the HOME to run them
+ * with: its ~/.vvm/skills holds the github: skill 06-modules imports, so its agent gets the skill.
+ */
+async function examplesCopy(): Promise<{ root: string; programs: string[]; HOME: string }> {
   const root = await mkdtemp(path.join(dir, "examples-"));
   // Leave out any memory state someone's run left beside the examples.
   await cp(referenceExamples(), root, { recursive: true, filter: (src) => path.basename(src) !== ".vvm" });
   const programs = (await readdir(root)).filter((f) => /^[^.].*\.vvm$/.test(f)).sort();
-  return { root, programs };
+  const HOME = await mkdtemp(path.join(dir, "home-"));
+  await mkdir(path.join(HOME, ".vvm/skills/web-search"), { recursive: true });
+  await writeFile(path.join(HOME, ".vvm/skills/web-search/SKILL.md"), "---\nname: web-search\ndescription: Find sources on the web.\n---\nSearch, then cite each source.\n");
+  return { root, programs, HOME };
 }
 
 function expectCleanRun(res: CliResult, label: string): Record<string, unknown> {
@@ -73,10 +79,10 @@ const ALLOW = ["--allow-error-exports"];
 
 describe.skipIf(!REFERENCE_EXAMPLES)("the reference examples", () => {
   it("all run under sim: exit 0, JSON only on stdout, offline notice and summary on stderr", async () => {
-    const { root, programs } = await examplesCopy();
+    const { root, programs, HOME } = await examplesCopy();
     expect(programs.length).toBeGreaterThanOrEqual(9);
     for (const p of programs) {
-      const res = await runCli(["run", p, ...ALLOW], { cwd: root });
+      const res = await runCli(["run", p, ...ALLOW], { cwd: root, env: { HOME } });
       expectCleanRun(res, `sim ${p}`);
       expect(res.stderr).toContain("this run is offline");
       expect(res.stderr).toMatch(/vvm: \d+ calls? \(.*\[sim\]\n$/);
@@ -84,11 +90,11 @@ describe.skipIf(!REFERENCE_EXAMPLES)("the reference examples", () => {
   });
 
   it("all run under a script", async () => {
-    const { root, programs } = await examplesCopy();
+    const { root, programs, HOME } = await examplesCopy();
     await writeFile(path.join(root, "examples.yaml"), EXAMPLES_SCRIPT);
     const outputs: Record<string, Record<string, unknown>> = {};
     for (const p of programs) {
-      const res = await runCli(["run", p, "--script", "examples.yaml", ...ALLOW], { cwd: root, env: { VVM_RETRY_BASE_MS: "1" } });
+      const res = await runCli(["run", p, "--script", "examples.yaml", ...ALLOW], { cwd: root, env: { VVM_RETRY_BASE_MS: "1", HOME } });
       outputs[p] = expectCleanRun(res, `script ${p}`);
       expect(res.stderr).toContain("[script]");
     }
@@ -105,13 +111,13 @@ describe.skipIf(!REFERENCE_EXAMPLES)("the reference examples", () => {
   });
 
   it("all run against the Messages API stand-in through the real SDK", async () => {
-    const { root, programs } = await examplesCopy();
+    const { root, programs, HOME } = await examplesCopy();
     for (const p of programs) {
       // The default answers (verdicts true, choose the last option), except that a string is not a list.
       standin.reset().setHandler((req, i) =>
         /is a list/.test(req.body.messages?.[0]?.content?.[0]?.text ?? "") ? { type: "tool", input: { verdict: false } } : defaultHandler(req, i),
       );
-      const res = await runCli(["run", p, ...ALLOW], { cwd: root, env: standin.env() });
+      const res = await runCli(["run", p, ...ALLOW], { cwd: root, env: { ...standin.env(), HOME } });
       expectCleanRun(res, `stand-in ${p}`);
       expect(res.stderr).not.toContain("offline");
       expect(res.stderr).toContain("[anthropic]");
