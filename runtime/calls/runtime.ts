@@ -22,6 +22,7 @@ import { roundMs, siteText, type Narrator, type TraceSink } from "../trace.ts";
 import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
+import { askTyped, prepareTyped } from "./typed.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
@@ -123,6 +124,8 @@ export class CallRuntime implements AgentRuntime {
     const skills = agentSkills(cfg.get("skills"), this.deps.skills, site);
     if (skills instanceof Map) return this.finishCall(base, site, skills, 0, 0, loop);
     const memoryConfig = cfg.get("memory");
+    // returns=: the call's own, else the agent's (unit on the call makes it untyped); a bad shape raises here, before anything is sent
+    const typed = await prepareTyped(opts.returns !== undefined ? opts.returns : (cfg.get("returns") ?? null), memoryConfig !== undefined && memoryConfig !== null, site);
     let session: MemorySession | null = null;
     // Any memory value but unit goes to the store, which refuses a malformed one with error(kind="rejected").
     if (memoryConfig !== undefined && memoryConfig !== null) {
@@ -159,13 +162,15 @@ export class CallRuntime implements AgentRuntime {
       tools: toolbox?.specs ?? [],
       // network="allow": the API's web search and fetch, which it runs itself ("prompt" cannot ask per use, so it grants nothing)
       serverTools: permissions.network === "allow" ? ["web_search", "web_fetch"] : [],
+      ...(typed ? { output: typed.wire } : {}),
     };
     const policy = { retry: opts.retry, backoff: opts.backoff, timeoutMs: opts.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS };
-    let outcome: LoopOutcome;
+    let outcome: LoopOutcome | Awaited<ReturnType<typeof askTyped<Extract<LoopOutcome, { ok: false }>>>>;
     try {
       // an agent without tools still has its tool uses answered (as refused), should a reply ask for one
       const tools = async () => toolbox ?? (await loadTools()).Toolbox.create(NO_PERMISSIONS, toolOpts);
-      outcome = await this.toolLoop(base, policy, signal, request, tools, maxTurns);
+      const ask = (history: Turn[] = [], firstTurn = 1) => this.toolLoop(base, policy, signal, request, tools, maxTurns, history, firstTurn);
+      outcome = typed ? await askTyped(typed, opts.retry, model, ask) : await ask();
     } catch (err) {
       await session?.release();
       this.memoryEvent(base, session);
@@ -173,17 +178,21 @@ export class CallRuntime implements AgentRuntime {
     }
     loop.turns = outcome.turns;
     loop.toolUses = outcome.toolUses;
+    if ("reasks" in outcome) Object.assign(loop, { reasks: outcome.reasks });
     const ms = performance.now() - started;
     if (!outcome.ok) {
       await session?.release();
       this.memoryEvent(base, session);
-      const value = outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model, outcome.turns);
+      const value = "rejected" in outcome ? outcome.rejected : outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model, outcome.turns);
       return this.finishCall(base, site, value, outcome.attempts, ms, loop);
     }
     // memory sees the final text only: the patch is extracted from the answer, never from a tool turn
-    const text = session ? await session.complete(outcome.text) : outcome.text;
+    // (a typed reply's patch travels beside its value, as a vvm-memory block of its own)
+    const reply = "value" in outcome ? outcome.patch : outcome.text;
+    const text = session ? await session.complete(reply) : reply;
     this.memoryEvent(base, session);
-    return this.finishCall(base, site, text, outcome.attempts, ms, loop);
+    const value = "value" in outcome ? outcome.value : text;
+    return this.finishCall(base, site, value, outcome.attempts, ms, loop);
   }
 
   /** One `memory` trace event per call with memory: key, mode, lock wait, facts injected, what the reply's patch did. Never fact or digest text. */
@@ -205,14 +214,16 @@ export class CallRuntime implements AgentRuntime {
     request: Omit<ModelRequest, "signal">,
     tools: () => Promise<Toolbox>,
     maxTurns: number,
+    /** the conversation so far (a typed call's re-ask continues it); the loop's tool turns are added to it */
+    history: Turn[] = [],
+    firstTurn = 1,
   ): Promise<LoopOutcome> {
-    const history: Turn[] = [];
     let attempts = 0;
     let toolUses = 0;
     let deadline: number | undefined;
     // a turn the API paused in its own (server) tool loop: sent back as it is, and the next reply continues it
     let paused: { content: AssistantBlock[]; text: string } | null = null;
-    for (let turn = 1; ; turn++) {
+    for (let turn = firstTurn; ; turn++) {
       const sent = { ...request, history: history.slice() };
       const out: Outcome<ModelReply> = await this.attempts("call", { ...base, turn }, { ...policy, deadline }, signal, (s) => this.deps.provider.complete({ ...sent, signal: s }));
       attempts += out.attempts;
@@ -401,7 +412,7 @@ export class CallRuntime implements AgentRuntime {
     value: Value,
     attempts: number,
     ms: number,
-    loop: { turns: number; toolUses: number; notGranted: string[] },
+    loop: { turns: number; toolUses: number; notGranted: string[]; reasks?: number },
   ): Value {
     const failed = isErrorValue(value);
     this.deps.narrator?.callFinished({ id: Number(base.call), agent: String(base.agent), model: String(base.model), site, ms, errorKind: failed ? (errorKind(value) ?? "error") : null });
@@ -412,7 +423,9 @@ export class CallRuntime implements AgentRuntime {
         : { ok: true, reply_chars: typeof value === "string" ? value.length : null };
       const tools = loop.turns > 1 || loop.toolUses > 0 ? { turns: loop.turns, tool_uses: loop.toolUses } : {};
       const ungranted = loop.notGranted.length > 0 ? { not_granted: loop.notGranted } : {};
-      this.deps.trace.emit({ type: "call", ...base, site: siteText(site.path, site.span), attempts, ...result, ...tools, ...ungranted, ms: roundMs(ms) });
+      // a typed call says how many times its reply was re-asked
+      const typed = loop.reasks !== undefined ? { reasks: loop.reasks } : {};
+      this.deps.trace.emit({ type: "call", ...base, site: siteText(site.path, site.span), attempts, ...result, ...tools, ...ungranted, ...typed, ms: roundMs(ms) });
     }
     return value;
   }
