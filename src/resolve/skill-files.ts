@@ -9,6 +9,11 @@ import type { LoadedSkill } from "../../runtime/skills.ts";
 /** A SKILL.md larger than this is refused: instructions go into every request of the agent. */
 export const MAX_SKILL_BYTES = 256 * 1024;
 
+/** A github: skill's name is one folder of ~/.vvm/skills: no separator, and not `.` or `..`. */
+const FOLDER_NAME = /^(?!\.\.?$)[^/\\\0]+$/;
+/** An npm package name (`pkg`, `@scope/pkg`): each part starts with a letter, digit, `_` or `-`, so none is `..`. */
+const PACKAGE_NAME = /^(@[a-z0-9_~-][a-z0-9._~-]*\/)?[a-z0-9_~-][a-z0-9._~-]*$/i;
+
 /** Where a skill's folder is; `skillsHome` is ~/.vvm/skills (null: no home directory known). */
 async function locate(name: string, source: string, fromModule: string, skillsHome: string | null): Promise<{ dir: string } | { problem: string }> {
   const base = path.dirname(fromModule);
@@ -18,6 +23,7 @@ async function locate(name: string, source: string, fromModule: string, skillsHo
     // a version after the name (`pkg@^2`, `@scope/pkg@1`) chooses nothing here: the installed package is used
     const at = spec.indexOf("@", 1);
     const pkg = at > 0 ? spec.slice(0, at) : spec;
+    if (!PACKAGE_NAME.test(pkg)) return { problem: `${JSON.stringify(pkg)} is not a package name (npm:pkg or npm:@scope/pkg)` };
     for (let dir = base; ; dir = path.dirname(dir)) {
       const candidate = path.join(dir, "node_modules", pkg);
       if (await isDirectory(candidate)) return { dir: candidate };
@@ -26,6 +32,8 @@ async function locate(name: string, source: string, fromModule: string, skillsHo
   }
   if (source.startsWith("github:")) {
     if (skillsHome === null) return { problem: "github: skills are read from ~/.vvm/skills/<name>/, and no home directory is known" };
+    // the name must not climb out of the skills folder
+    if (!FOLDER_NAME.test(name)) return { problem: `github: skills are folders of ${skillsHome}, so the skill's name must be one folder name (no "/", "\\", "." or "..")` };
     const dir = path.join(skillsHome, name);
     if (await isDirectory(dir)) return { dir };
     return { problem: `github: skills are not downloaded; put the skill's folder at ${dir} (with its SKILL.md)` };
