@@ -28,6 +28,7 @@ import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
 // type-only: the tools (and the glob library) load when an agent first has file permissions or a reply asks for a tool
 import type { Toolbox } from "../tools/toolbox.ts";
+import type { RunDirectory } from "../state/run-dir.ts";
 import type { ShellSettings } from "../tools/bash-tool.ts";
 import type { LoadedSkill } from "../skills.ts";
 import { agentSkills, withSkills } from "./skills.ts";
@@ -63,6 +64,8 @@ export interface CallRuntimeDeps {
   programDir?: string;
   /** `--narrate`: told each call's start and end and each judge's answer */
   narrator?: Narrator;
+  /** filesystem state mode: the run directory every agent call's reply is bound in (null: in-context) */
+  runState?: RunDirectory | null;
   /** the bash tool's environment (credentials are withheld from it) and how bash="prompt" asks; default: an empty environment, nobody to ask */
   shell?: ShellSettings;
   /** the program's skills as the checker loaded them (absent: none imported) */
@@ -107,13 +110,17 @@ export class CallRuntime implements AgentRuntime {
     const opts = parseCallOptions(req.options, site);
     const cfg = agent.config;
     const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.models);
-    const system = configString(cfg, "prompt", site) ?? "";
+    // filesystem state: a call passed refs is told how to read them, and may read this run's bindings
+    const runState = this.deps.runState ?? null;
+    const refsIn = runState !== null && runState.holdsRef(req.input);
+    const system = [configString(cfg, "prompt", site) ?? "", refsIn ? runState.protocol() : ""].filter((t) => t !== "").join("\n\n");
     const maxTokens = configWholeNumber(cfg, "max_tokens", site) ?? this.deps.maxTokens;
     const maxTurns = configWholeNumber(cfg, "max_turns", site) ?? DEFAULT_MAX_TURNS;
-    const permissions = parsePermissions(cfg.get("permissions"), site);
+    const declared = parsePermissions(cfg.get("permissions"), site);
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
+    const permissions = refsIn ? { ...declared, read: [...declared.read, runState.bindingsGlob(programDir)] } : declared;
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (req.input === null ? 0 : serializeInput(req.input).length));
@@ -145,7 +152,6 @@ export class CallRuntime implements AgentRuntime {
       await session?.release();
       throw err;
     }) : null;
-
 
     const started = performance.now();
     const request: Omit<ModelRequest, "signal"> = {
@@ -184,15 +190,22 @@ export class CallRuntime implements AgentRuntime {
       await session?.release();
       this.memoryEvent(base, session);
       const value = "rejected" in outcome ? outcome.rejected : outcome.error === "cancelled" ? cancelledValue() : errorValue(outcome.error, outcome.attempts, model, outcome.turns);
-      return this.finishCall(base, site, value, outcome.attempts, ms, loop);
+      return this.finishCall(base, site, value, outcome.attempts, ms, loop, req.target ?? opts.name);
     }
     // memory sees the final text only: the patch is extracted from the answer, never from a tool turn
     // (a typed reply's patch travels beside its value, as a vvm-memory block of its own)
     const reply = "value" in outcome ? outcome.patch : outcome.text;
     const text = session ? await session.complete(reply) : reply;
     this.memoryEvent(base, session);
-    const value = "value" in outcome ? outcome.value : text;
-    return this.finishCall(base, site, value, outcome.attempts, ms, loop);
+    // filesystem state: the reply goes to a binding file and the call returns its ref (or binding_failed); a typed value is data, returned as it is
+    const value = "value" in outcome ? outcome.value : runState === null ? text : await runState.bind({
+      name: req.target ?? opts.name,
+      agent: agent.name,
+      text,
+      retries: opts.retry,
+      pause: (attempt) => sleep(this.backoffMs(opts.backoff, attempt, null), signal),
+    });
+    return this.finishCall(base, site, value, outcome.attempts, ms, loop, req.target ?? opts.name);
   }
 
   /** One `memory` trace event per call with memory: key, mode, lock wait, facts injected, what the reply's patch did. Never fact or digest text. */
@@ -413,9 +426,12 @@ export class CallRuntime implements AgentRuntime {
     attempts: number,
     ms: number,
     loop: { turns: number; toolUses: number; notGranted: string[]; reasks?: number },
+    target: string | null = null,
   ): Value {
     const failed = isErrorValue(value);
     this.deps.narrator?.callFinished({ id: Number(base.call), agent: String(base.agent), model: String(base.model), site, ms, errorKind: failed ? (errorKind(value) ?? "error") : null });
+    // a binding_failed is in state.md already; any other error value gets its trace line there
+    if (failed && this.deps.runState && errorKind(value) !== "binding_failed") this.deps.runState.noteFailure(target, String(base.agent), errorKind(value) ?? "error");
     this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null, String(base.agent));
     if (this.deps.trace.enabled) {
       const result = failed

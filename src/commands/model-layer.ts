@@ -21,12 +21,16 @@ import { priceTable } from "./prices-file.ts";
 import { printable } from "../printable.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
+import type { RunDirectory } from "../../runtime/state/run-dir.ts";
+import { openRunState, type StateMode } from "./run-state.ts";
 import { commandConfirm } from "./confirm-command.ts";
 import type { LoadedSkill } from "../../runtime/skills.ts";
 
 export interface ModelLayer {
   agents: AgentRuntime;
   trace: TraceSink;
+  /** `--state filesystem`: this run's directory (null in-context) */
+  runState: RunDirectory | null;
   /** `--script`: the script provider, whose findings (calls no rule answered, rules never used) close() reports; else null */
   script: ScriptProvider | null;
   /** Erase the live progress line for good: the program is done, and stdout output must not land on top of it. */
@@ -59,6 +63,8 @@ export interface ModelFlags {
   progress?: ProgressMode;
   /** `--narrate`: each binding, call and judge told on stderr as it happens */
   narrate?: boolean;
+  /** `--state`: where agent replies live (filesystem: binding files, and calls return refs) */
+  state?: StateMode;
 }
 
 export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
@@ -110,6 +116,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     warn,
     showPath: (file) => displayPath(file, io),
   });
+  const runState = opts.state === "filesystem" ? await openRunState(opts.entryPath, io, warn) : null;
   const narrator = opts.narrate
     ? createNarrator({
         line: (text) => {
@@ -131,6 +138,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     maxTokens,
     // tool paths and permission globs are relative to the program's directory
     programDir: path.dirname(opts.entryPath),
+    runState,
     // bash tool commands: this environment less its credentials (runtime/tools/shell-env.ts); bash="prompt" asks here
     shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()) },
     skills: opts.skills ?? new Map(),
@@ -141,6 +149,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   return {
     agents,
     trace,
+    runState,
     script,
     stopProgress: () => progress?.clear(),
     progress: progress?.fanOuts,

@@ -7,6 +7,7 @@ import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
 import { skillsHome } from "./skills-home.ts";
+import { finishRunState } from "./run-state.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { errorKind, isErrorValue, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import { exportsJson, partialExportsOutput } from "./exports-json.ts";
@@ -77,6 +78,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     });
     layer.stopProgress();
     observe?.(outcome, layer.script);
+    if (layer.runState) await finishRunState(layer.runState, outcome);
     switch (outcome.kind) {
       case "ok": {
         const text = exportsJson(outcome.exports);

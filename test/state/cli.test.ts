@@ -1,0 +1,146 @@
+// `vvm run --state filesystem` end to end: a run killed with SIGKILL leaves a readable run directory, and
+// `vvm runs ls/show/cat/prune` read (and remove) what runs left.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, spawnCli, collect } from "../support/cli.ts";
+import { startStandin, type Standin } from "../support/standin.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-state-cli-"));
+let standin: Standin;
+beforeAll(async () => {
+  standin = await startStandin();
+});
+afterAll(async () => {
+  await standin.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const PROGRAM = [
+  'agent worker(model="haiku", prompt="You handle one item.")',
+  "def handle(item):",
+  "  return @worker `Handle item {item}.`(item)",
+  "results = pmap(range(60), handle)",
+  "export results",
+  "",
+].join("\n");
+
+describe("a filesystem-state run killed with SIGKILL", () => {
+  it("leaves state.md readable, status running, and every binding it lists whole", async () => {
+    const dir = mkdtempSync(path.join(tmp, "kill-"));
+    writeFileSync(path.join(dir, "fan.vvm"), PROGRAM);
+    standin.reset().setHandler((_req, i) => ({ type: "text", text: `Reply number ${i}. ${"x".repeat(5000)}`, delayMs: 40 }));
+    const child = spawnCli(["run", "fan.vvm", "--provider", "anthropic", "--state", "filesystem", "--concurrency", "4"], { cwd: dir, env: standin.env() });
+    const done = collect(child);
+    const bindings = () => {
+      const runs = path.join(dir, ".vvm", "runs");
+      const [id] = existsSync(runs) ? readdirSync(runs) : [];
+      return id === undefined ? [] : readdirSync(path.join(runs, id, "bindings")).filter((f) => f.endsWith(".md"));
+    };
+    const t0 = Date.now();
+    while (bindings().length < 8 && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 10));
+    child.kill("SIGKILL");
+    const r = await done;
+    expect(r.code).not.toBe(0);
+    expect(bindings().length).toBeGreaterThanOrEqual(8);
+    expect(bindings().length).toBeLessThan(60);
+
+    const [id] = readdirSync(path.join(dir, ".vvm", "runs"));
+    const run = path.join(dir, ".vvm", "runs", id!);
+    const state = readFileSync(path.join(run, "state.md"), "utf8");
+    expect(state).toMatch(/^# VVM Run: /);
+    expect(state).toContain("Status: running");
+    const listed = [...state.matchAll(/^\| \S+ \| bindings\/(b\d{6})\.md \| Reply number \d+\. \|$/gm)].map((m) => m[1]);
+    expect(listed.length).toBeGreaterThan(0);
+    for (const b of listed) expect(readFileSync(path.join(run, "bindings", `${b}.md`), "utf8")).toMatch(/^Reply number \d+\. x{5000}$/);
+
+    const ls = await runCli(["runs", "ls", dir]);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(new RegExp(`${id}\\s+running\\s+`));
+    const show = await runCli(["runs", "show", id!, "--dir", dir]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`run ${id}: running`);
+    // a run updated a moment ago and still marked running is not pruned
+    const prune = await runCli(["runs", "prune", "--keep", "0", "--dir", dir]);
+    expect(prune.stdout).toContain("kept 1 still running");
+    expect(existsSync(run)).toBe(true);
+  }, 60_000);
+});
+
+describe("vvm runs", () => {
+  let dir: string;
+  let ids: string[];
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmp, "runs-"));
+    writeFileSync(
+      path.join(dir, "main.vvm"),
+      ['agent a(model="haiku")', "notes = @a `Take notes.`(())", "notes = @a `Take more notes.`(())", "@a `Ping \u001b]0;owned\u0007.`(())", "export notes", ""].join("\n"),
+    );
+    for (let i = 0; i < 3; i++) expect((await runCli(["run", "main.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: dir })).code).toBe(0);
+    ids = readdirSync(path.join(dir, ".vvm", "runs")).sort();
+  });
+
+  it("ls lists the runs, oldest first", async () => {
+    const r = await runCli(["runs", "ls"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("\n")[0]).toBe("3 runs in .vvm/runs");
+    expect(r.stdout.indexOf(ids[0]!)).toBeLessThan(r.stdout.indexOf(ids[2]!));
+    expect(r.stdout).toMatch(/completed\s+\S+ \S+\s+3 bindings\s+main\.vvm/);
+    const none = await runCli(["runs", "ls", tmp]);
+    expect(none).toMatchObject({ code: 0, stdout: expect.stringContaining("no runs in") });
+  });
+
+  it("show gives the status, the bindings with summaries and the trace, escaping control characters", async () => {
+    const r = await runCli(["runs", "show", ids[1]!], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`run ${ids[1]}: completed`);
+    expect(r.stdout).toMatch(/b000001\s+notes\s+\[sim:a\] Take notes\./);
+    expect(r.stdout).toMatch(/b000002\s+notes\s+\[sim:a\] Take more notes\./);
+    expect(r.stdout).toMatch(/b000003\s+_anon_1\s+/);
+    expect(r.stdout).toMatch(/Completed with 1 export/);
+    expect(r.stdout).not.toContain("\u001b");
+    expect(r.stdout).not.toContain("\u0007");
+  });
+
+  it("cat prints a binding by name (the latest of that name) or id; unknown ones exit 1", async () => {
+    const byName = await runCli(["runs", "cat", ids[0]!, "notes"], { cwd: dir });
+    expect(byName).toMatchObject({ code: 0, stdout: "[sim:a] Take more notes.\n" });
+    expect(byName.stderr).toContain("1 earlier binding named notes");
+    expect((await runCli(["runs", "cat", ids[0]!, "b000001"], { cwd: dir })).stdout).toBe("[sim:a] Take notes.\n");
+    const ping = await runCli(["runs", "cat", ids[0]!, "b000003"], { cwd: dir });
+    expect(ping.stdout).toContain("\\u001b]0;owned\\u0007");
+    expect(await runCli(["runs", "cat", ids[0]!, "nope"], { cwd: dir })).toMatchObject({ code: 1, stderr: expect.stringContaining("no binding named nope") });
+    expect(await runCli(["runs", "cat", "19990101", "notes"], { cwd: dir })).toMatchObject({ code: 1, stderr: expect.stringContaining("no run 19990101") });
+  });
+
+  it("prune keeps the newest N, or removes runs older than a duration", async () => {
+    expect(await runCli(["runs", "prune"], { cwd: dir })).toMatchObject({ code: 64 });
+    expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: dir })).stdout).toContain("removed 0 runs");
+    const dry = await runCli(["runs", "prune", "--keep", "1", "--dry-run"], { cwd: dir });
+    expect(dry.stdout).toContain("would remove 2 runs");
+    expect(readdirSync(path.join(dir, ".vvm", "runs")).length).toBe(3);
+    const r = await runCli(["runs", "prune", "--keep", "1"], { cwd: dir });
+    expect(r.stdout).toContain("removed 2 runs");
+    expect(readdirSync(path.join(dir, ".vvm", "runs"))).toEqual([ids[2]]);
+  });
+
+  it("a .vvm that is a symbolic link stops a filesystem-state run before anything runs", async () => {
+    const d = mkdtempSync(path.join(tmp, "link-"));
+    const elsewhere = path.join(d, "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(path.join(d, "main.vvm"), "x = 1\nexport x\n");
+    symlinkSync(elsewhere, path.join(d, ".vvm"));
+    const r = await runCli(["run", "main.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: d });
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain("symbolic link");
+    expect(r.stdout).toBe("");
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  it("--state takes in-context or filesystem only", async () => {
+    const r = await runCli(["run", "main.vvm", "--state", "disk"], { cwd: dir });
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/in-context, filesystem/);
+  });
+});
