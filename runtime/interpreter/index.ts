@@ -7,7 +7,7 @@ import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { Interrupted } from "../abort.ts";
 import { asRaise, type Frame } from "./frame.ts";
-import { partialExports } from "./partial-exports.ts";
+import { AGENT, exportedName, partialExports, UNBOUND } from "./partial-exports.ts";
 
 /** What other modules (and the run's output) can see of a module after it ran. */
 interface LoadedModule {
@@ -135,11 +135,9 @@ class Loader {
         case "agent":
           break;
         case "name": {
-          const slot = mc.moduleScope.slots.get(t.name);
-          const v = slot === undefined ? undefined : f.s[slot];
-          if (v !== undefined) out.set(t.name, v);
-          else if (mc.agents.has(t.name)) break; // `export name` of an agent: configuration, like `export @name`
-          else throw thrown(`exported name '${t.name}' was never given a value`, mc.site(t.nameSpan));
+          const v = exportedName(mc, f, t.name);
+          if (v === UNBOUND) throw thrown(`exported name '${t.name}' was never given a value`, mc.site(t.nameSpan));
+          if (v !== AGENT) out.set(t.name, v);
           break;
         }
         case "expr": {

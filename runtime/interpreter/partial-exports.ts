@@ -1,4 +1,5 @@
-// The entry module's exports as far as the run got before an uncaught raise (`vvm run --partial-exports`):
+// What `export name` exports from a module frame (the loader's exports at the end of a module), and the
+// entry module's exports as far as the run got before an uncaught raise (`vvm run --partial-exports`):
 // every `export name` whose variable was already bound. `export <expression>` is never evaluated here
 // (it may call a model after the program has failed), so it counts as missing, as unbound names do.
 import type { ExportStmt } from "../../grammar/ast.ts";
@@ -16,11 +17,9 @@ export function partialExports(mc: ModuleCompiler, f: Frame, stmts: ExportStmt[]
       case "agent":
         break;
       case "name": {
-        const slot = mc.moduleScope.slots.get(t.name);
-        const v = slot === undefined ? undefined : f.s[slot];
-        if (v !== undefined) exports.set(t.name, v);
-        // `export name` of an agent is configuration, never a value
-        else if (!mc.agents.has(t.name)) missing.push(t.name);
+        const v = exportedName(mc, f, t.name);
+        if (v === UNBOUND) missing.push(t.name);
+        else if (v !== AGENT) exports.set(t.name, v);
         break;
       }
       case "expr":
@@ -33,4 +32,17 @@ export function partialExports(mc: ModuleCompiler, f: Frame, stmts: ExportStmt[]
     }
   }
   return { exports, missing: [...new Set(missing)].filter((k) => !exports.has(k)) };
+}
+
+/** `export name` of an agent: configuration, like `export @name`, never a value. */
+export const AGENT = Symbol("agent");
+/** `export name` of a variable not bound (yet). */
+export const UNBOUND = Symbol("unbound");
+
+/** What `export name` exports from this module frame now. */
+export function exportedName(mc: ModuleCompiler, f: Frame, name: string): Value | typeof AGENT | typeof UNBOUND {
+  const slot = mc.moduleScope.slots.get(name);
+  const v = slot === undefined ? undefined : f.s[slot];
+  if (v !== undefined) return v;
+  return mc.agents.has(name) ? AGENT : UNBOUND;
 }
