@@ -21,10 +21,10 @@ export interface RunInfo {
   trace: string[];
 }
 
-/** `<project>/.vvm/runs`, or null when there is none (or it is not a real directory). */
+/** `<project>/.vvm/runs`, or null when there is none (or it or `.vvm` is not a real directory: a link is never followed). */
 export function runsRoot(project: string): string | null {
   const root = path.join(project, RUNS_DIR);
-  return realDirectory(root) ? root : null;
+  return realDirectory(path.dirname(root)) && realDirectory(root) ? root : null;
 }
 
 /** The runs under a project, oldest first (run ids sort by start time). */
@@ -78,6 +78,7 @@ export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ bin
   const binding = byId ? nameOrId : rows[rows.length - 1]!.binding;
   const name = rows[rows.length - 1]?.name ?? null;
   const others = byId ? 0 : rows.length - 1;
+  if (!realDirectory(path.join(run.dir, "bindings"))) return `run ${run.id}: bindings is not a folder of the run (a link is never followed)`;
   try {
     const buf = await nodeFs.readFile(path.join(run.dir, "bindings", `${binding}.md`));
     if (buf === null) return `run ${run.id} has no binding file ${binding}.md`;
@@ -89,7 +90,9 @@ export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ bin
 
 /** Remove a run directory: its entries are removed, never followed (links included). */
 export function removeRun(run: RunInfo): void {
-  if (!realDirectory(run.dir)) return;
+  // the run, .vvm/runs and .vvm are all real directories: a link anywhere there would take the removal elsewhere
+  const root = path.dirname(run.dir);
+  if (!realDirectory(run.dir) || !realDirectory(root) || !realDirectory(path.dirname(root))) return;
   rmSync(run.dir, { recursive: true, force: true });
 }
 
