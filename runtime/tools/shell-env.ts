@@ -9,6 +9,9 @@ const SECRET_PREFIXES = ["ANTHROPIC_", "VVM_", "AWS_", "AZURE_", "GOOGLE_APPLICA
 /** Values that are credentials whatever the variable is called (well-known key formats). */
 const SECRET_VALUE = /^(?:sk-|sk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|github_pat_|glpat-|xox[abposr]-|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10,}\.)/;
 
+/** A URL with user information (`scheme://user:password@host`, `https://token@host`): a credential anywhere in a value. */
+const URL_WITH_USER = /:\/\/[^/?#\s@]+@/;
+
 /** Is this variable withheld from commands? */
 export function isSecretVariable(name: string, value: string): boolean {
   const upper = name.toUpperCase();
@@ -16,7 +19,7 @@ export function isSecretVariable(name: string, value: string): boolean {
   // words of the name: API_KEY, GITHUB_TOKEN, DB_PASSWORD, but not KEYBOARD_LAYOUT or PASSAGE
   const words = upper.split(/[^A-Z0-9]+/);
   if (words.some((w) => SECRET_WORDS.includes(w) || w.endsWith("APIKEY") || w.endsWith("TOKEN") || w.endsWith("SECRET") || w.endsWith("PASSWORD"))) return true;
-  return SECRET_VALUE.test(value.trim());
+  return SECRET_VALUE.test(value.trim()) || URL_WITH_USER.test(value);
 }
 
 /** The environment for commands: `base` without the variables isSecretVariable withholds. */
