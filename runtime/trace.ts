@@ -1,4 +1,5 @@
 // One JSON event per call, judge and statement boundary (`--trace FILE`), and the narration port (`--narrate`).
+import type { MemoryReport } from "./memory-port.ts";
 import type { Site, Value } from "./values.ts";
 
 export type TraceEvent = { type: string; t: number } & Record<string, unknown>;
@@ -32,6 +33,8 @@ export interface Narrator {
   callStarted(call: NarratedCall): void;
   /** it ended: `errorKind` null when it returned a value */
   callFinished(call: NarratedCall & { ms: number; errorKind: string | null }): void;
+  /** a call with memory is done with it: what its reply's patch did (never fact or digest text) */
+  memory(m: { id: number; agent: string; report: MemoryReport }): void;
   /** a judge (predicate, case, require, choose) answered or failed */
   judged(judge: { kind: string; model: string; site: Site; ms: number; answer: string }): void;
 }

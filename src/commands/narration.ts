@@ -4,6 +4,7 @@
 // the program. Never on stdout; colour only where useColor allows it; untrusted text printed escaped.
 import pc from "picocolors";
 import { renderWhole } from "../../runtime/render.ts";
+import type { MemoryReport } from "../../runtime/memory-port.ts";
 import type { Narrator } from "../../runtime/trace.ts";
 import type { Site, Value } from "../../runtime/values.ts";
 import { printable } from "../printable.ts";
@@ -25,13 +26,14 @@ export function createNarrator({ line, color, showPath, now = () => performance.
   const c = pc.createColors(color);
   const start = now();
   const at = (site: Site) => c.dim(`${showPath(site.path)}:${site.span.line}:${site.span.col}`);
-  const say = (text: string, site: Site) => line(`${c.dim(`vvm [${((now() - start) / 1000).toFixed(2)}s]`)} ${text}  ${at(site)}`);
+  const say = (text: string, site: Site | null) => line(`${c.dim(`vvm [${((now() - start) / 1000).toFixed(2)}s]`)} ${text}${site === null ? "" : `  ${at(site)}`}`);
   const secs = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
   return {
     binding: (name, value, site) => say(`${c.cyan(name)} = ${preview(value)}`, site),
     callStarted: (call) => say(`→ @${printable(call.agent, false)} #${call.id} (${printable(call.model, false)})`, call.site),
     callFinished: (call) =>
       say(`← @${printable(call.agent, false)} #${call.id} ${secs(call.ms)}${call.errorKind === null ? "" : ` ${c.red(`error(kind=${printable(call.errorKind, false)})`)}`}`, call.site),
+    memory: ({ id, agent, report: r }) => say(`  @${printable(agent, false)} #${id} memory ${printable(r.key, false)} (${r.mode}): ${memoryResult(r)}`, null),
     judged: (j) => say(`? ${j.kind} (${printable(j.model, false)}) → ${printable(j.answer, false)} ${secs(j.ms)}`, j.site),
   };
 }
@@ -42,6 +44,26 @@ export function preview(v: Value): string {
   const short = text.length <= PREVIEW ? text : text.slice(0, PREVIEW - 1) + "…";
   const size = typeof v === "string" && v.length > PREVIEW ? ` (${v.length} chars)` : Array.isArray(v) ? ` (${v.length} item${v.length === 1 ? "" : "s"})` : "";
   return printable(short + size, false);
+}
+
+/** `applied, seq 12`, `rejected, seq 13: <reason>`, `refused: <reason>`, `unchanged` or `none`. */
+function memoryResult(r: MemoryReport): string {
+  const seq = r.seq === null ? "" : `, seq ${r.seq}`;
+  const why = r.reason === null ? "" : `: ${printable(r.reason, false)}`;
+  switch (r.result) {
+    case "applied":
+      return `applied${seq}`;
+    case "rejected":
+    case "refused":
+      return `${r.result}${seq}${why}`;
+    case "unchanged":
+    case "none":
+      return r.result;
+    default: {
+      const never: never = r.result;
+      return never;
+    }
+  }
 }
 
 function flat(s: string): string {

@@ -87,10 +87,31 @@ describe("--narrate", () => {
   });
 });
 
+describe("--narrate with memory", () => {
+  it("tells what each reply's patch did to the memory, never its text", async () => {
+    const patch = (digest: string) => "done\n\n```vvm-memory\n" + JSON.stringify({ digest, retain: ["secret fact"] }) + "\n```\n";
+    await writeFile(
+      path.join(dir, "mem.vvm"),
+      ['agent m(model="haiku", memory={ scope: "project", key: "notes" })', "a = @m `One.`()", 'b = @m `Two.`((), memory_mode="dry_run")', "c = @m `Three.`()", "export a"].join("\n"),
+    );
+    await writeFile(
+      path.join(dir, "mem.yaml"),
+      ["rules:", "  - kind: agent", '    match: "One."', `    reply: ${JSON.stringify(patch("## Notes\n- one\n"))}`, "  - kind: agent", '    match: "Two."', "    reply: plain", "  - kind: agent", '    match: "Three."', `    reply: ${JSON.stringify("bad\n\n```vvm-memory\n{not json\n```\n")}`].join("\n"),
+    );
+    const res = await runCli(["run", "mem.vvm", "--script", "mem.yaml", "--narrate"], { cwd: dir });
+    expect(res.code).toBe(0);
+    const lines = narration(res.stderr).filter((l) => l.includes(" memory "));
+    expect(lines[0]).toBe("  @m #1 memory notes (continue): applied, seq 1");
+    expect(lines[1]).toBe("  @m #2 memory notes (dry_run): none");
+    expect(lines[2]).toMatch(/^ {2}@m #3 memory notes \(continue\): rejected, seq 2: /);
+    expect(res.stderr).not.toContain("secret fact");
+  });
+});
+
 describe("the interpreter's narrator", () => {
   it("is injected per run and told every assignment, in functions too", async () => {
     const told: [string, Value][] = [];
-    const narrator: Narrator = { binding: (name, value) => told.push([name, value]), callStarted() {}, callFinished() {}, judged() {} };
+    const narrator: Narrator = { binding: (name, value) => told.push([name, value]), callStarted() {}, callFinished() {}, memory() {}, judged() {} };
     const checked = await checkProgram(programFile("def f(x):\n  y = x + 1\n  return y\na = f(1)\nb = [a, a]\nexport b\n"));
     const outcome = await runProgram(checked, { agents: new FakeAgents({}), trace: noTrace, signal: new AbortController().signal, concurrency: 1, narrator });
     expect(outcome.kind).toBe("ok");
