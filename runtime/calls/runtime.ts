@@ -211,6 +211,7 @@ export class CallRuntime implements AgentRuntime {
   /** One `memory` trace event per call with memory: key, mode, lock wait, facts injected, what the reply's patch did. Never fact or digest text. */
   private memoryEvent(base: Record<string, unknown>, session: MemorySession | null): void {
     if (session !== null && this.deps.trace.enabled) this.deps.trace.emit({ type: "memory", ...base, ...session.report });
+    if (session !== null) this.deps.narrator?.memory({ id: Number(base.call), agent: String(base.agent), report: session.report });
   }
 
   /**
