@@ -3,7 +3,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 
 const root = useTempDir("vvm-tools-cli-");
@@ -116,4 +116,33 @@ describe("vvm run with tools", () => {
     expect(env).not.toMatch(/ANTHROPIC_API_KEY|sk-ant-offline-secret|GH_TOKEN/);
     expect((await readFile(path.join(dir, "where.txt"), "utf8")).trim()).toBe(dir);
   });
+
+  it("Ctrl-C (SIGINT) to vvm run kills the command bash is running, and what it started", async () => {
+    const dir = path.join(root, "bash-sigint");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "wait.vvm"), `agent waiter(model="haiku", permissions=perm(bash="allow"))\nr = @waiter \`Wait.\`(())\nexport r\n`);
+    await writeFile(
+      path.join(dir, "wait.yaml"),
+      `rules:\n  - kind: agent\n    agent: waiter\n    turn: 1\n    tool_use:\n      - { name: bash, input: { command: "sleep 30 & echo $! > child.pid; wait" } }\n  - { kind: agent, agent: waiter, turn: 2, reply: "waited" }\n`,
+    );
+    const child = spawnCli(["run", path.join(dir, "wait.vvm"), "--script", path.join(dir, "wait.yaml")]);
+    const done = collect(child);
+    let pid = 0;
+    for (let i = 0; i < 1000 && pid === 0; i++) {
+      pid = Number((await readFile(path.join(dir, "child.pid"), "utf8").catch(() => "")).trim());
+      if (pid === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(pid).toBeGreaterThan(0);
+    child.kill("SIGINT");
+    const res = await done;
+    expect(res.code).toBe(130);
+    expect(res.stdout).toBe("");
+    // killed: gone, or a zombie waiting for its reaper (a moment after the signal)
+    const ended = async () => {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+      return stat === null || stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z";
+    };
+    for (let i = 0; i < 50 && !(await ended()); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await ended()).toBe(true);
+  }, 30_000);
 });
