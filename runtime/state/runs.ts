@@ -49,9 +49,13 @@ export async function readRun(dir: string): Promise<RunInfo> {
   const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, bindings: [], trace: [] };
   let text: string;
   try {
-    const buf = await nodeFs.readFile(path.join(dir, "state.md"));
-    if (buf === null) return info;
-    text = buf.subarray(0, STATE_CAP).toString("utf8");
+    const fh = await nodeFs.openRead(path.join(dir, "state.md"));
+    if (fh === null) return info;
+    try {
+      text = (await fh.readNow(STATE_CAP)).toString("utf8");
+    } finally {
+      await fh.close();
+    }
   } catch {
     return info; // a link or something else where state.md belongs: said as "no state"
   }

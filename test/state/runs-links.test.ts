@@ -1,6 +1,6 @@
-// `vvm runs` reads (and prune removes) only what is really under <project>/.vvm/runs: a hostile repository may
+// `vvm runs` reads (and prune removes) only what is really under <project>/.vvm/runs, and only so much of it: a hostile repository may
 // commit `.vvm`, `.vvm/runs` or a run's `bindings` as a symbolic link to somewhere else (spec/state.md §6).
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -54,5 +54,17 @@ describe("vvm runs never goes through a link", () => {
     const found = await findRun(project, ID);
     expect(typeof found).toBe("object");
     expect(await readBinding(found as Exclude<typeof found, string>, "x")).toMatch(/bindings is not a folder of the run/);
+  });
+});
+
+describe("vvm runs reads a bounded part of state.md", () => {
+  it("a 3 GB state.md (sparse) is read up to its cap: its header still shows", async () => {
+    const { project } = layout();
+    const run = path.join(project, ".vvm", "runs", ID);
+    mkdirSync(path.join(run, "bindings"), { recursive: true });
+    writeFileSync(path.join(run, "state.md"), STATE);
+    truncateSync(path.join(run, "state.md"), 3 * 2 ** 30);
+    const found = await findRun(project, ID);
+    expect(found).toMatchObject({ status: "completed", program: "p.vvm" });
   });
 });
