@@ -2,13 +2,15 @@
 // --partial-exports after an uncaught raise, the exports computed before it (spec/semantics.md).
 import { jsonObject, toJSON, type Value } from "../../runtime/values.ts";
 import type { PartialExports } from "../../runtime/context.ts";
+import { printable } from "../printable.ts";
 
 /** The exports as pretty JSON, or null when a value is nested too deeply to print (the program's problem, not a crash). */
 export function exportsJson(exports: Map<string, Value>): string | null {
   try {
     const out = jsonObject();
     for (const [name, value] of exports) out[name] = toJSON(value);
-    return JSON.stringify(out, null, 2);
+    // JSON escapes C0 itself; C1 and bidi controls become \u escapes too (the same JSON value), as stdout is often a terminal
+    return printable(JSON.stringify(out, null, 2));
   } catch (err) {
     // A value nested tens of thousands deep overflows the stack while printing.
     if (!(err instanceof RangeError)) throw err;
