@@ -46,10 +46,10 @@ export function indexCell(summary: string): string {
   return tableCell(summary, INDEX_CHARS);
 }
 
-/** Text as one markdown table cell: controls and line breaks become spaces, pipes are escaped, at most `max` characters. */
+/** Text as one markdown table cell: controls (bidi ones too) and line breaks become spaces, pipes are escaped, at most `max` characters. */
 export function tableCell(text: string, max: number): string {
   // eslint-disable-next-line no-control-regex -- dropping control characters is the point
-  return cut(text.replace(/[\x00-\x1f\x7f-\x9f]/g, " ").replace(/\s+/g, " ").trim(), max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|");
+  return cut(text.replace(/[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, " ").replace(/\s+/g, " ").trim(), max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|");
 }
 
 function cut(s: string, max: number): string {
