@@ -31,7 +31,8 @@ export class GlobSet {
     const globs: CompiledGlob[] = trees.map((dir) => ({ written: `${dir}/**`, base: dir, match: picomatch("**", GLOB_OPTIONS) }));
     for (const g of written) {
       const scan = picomatch.scan(g);
-      const fixed = scan.isGlob ? scan.base : unescapeGlob(g);
+      // the fixed prefix keeps the escapes as written (`data \(old\)`): they name the folder, they are not in its path
+      const fixed = unescapeGlob(scan.isGlob ? scan.base : g);
       const base = await realish(path.resolve(root, fixed === "" ? "." : fixed));
       globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
     }
@@ -86,7 +87,7 @@ export async function realish(abs: string): Promise<string> {
   }
 }
 
-/** A glob without wildcards may still escape characters (`a\*b`): the file name is the text without the escapes. */
+/** A glob's fixed part may escape characters (`a\*b`, `data \(old\)`): the path is the text without the escapes. */
 function unescapeGlob(g: string): string {
   return g.replace(/\\(.)/g, "$1");
 }

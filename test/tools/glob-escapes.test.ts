@@ -1,0 +1,27 @@
+// A permission glob may escape glob characters in a folder's name (`data \(old\)/**`), as bindingsGlob does
+// for the run's bindings folder: the escapes name the folder, they are not part of its path.
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { GlobSet } from "../../runtime/tools/globs.ts";
+
+let tmp: string | null = null;
+afterEach(() => {
+  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
+  tmp = null;
+});
+
+describe("escaped glob characters in a glob's folder", () => {
+  it("match the folder of that name, and only it", async () => {
+    tmp = realpathSync(mkdtempSync(path.join(os.tmpdir(), "vvm-glob-escapes-")));
+    for (const dir of ["data (old)", "a[1]", "data"]) {
+      mkdirSync(path.join(tmp, dir));
+      writeFileSync(path.join(tmp, dir, "f.md"), "x");
+    }
+    const globs = await GlobSet.compile(["data \\(old\\)/**", "a\\[1\\]/*.md"], tmp);
+    expect(globs.matches(path.join(tmp, "data (old)", "f.md"))).toBe(true);
+    expect(globs.matches(path.join(tmp, "a[1]", "f.md"))).toBe(true);
+    expect(globs.matches(path.join(tmp, "data", "f.md"))).toBe(false);
+  });
+});
