@@ -1,8 +1,9 @@
 // Golden snapshots (`vvm test --update`): `NAME.test.snap.yaml` beside `NAME.test.yaml` holds, per test
 // name, the exports and every project and user memory its run left (digest, ledger kinds, retained facts).
 // When a test has an entry, each run is compared with it (spec/testing.md).
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { isMap, stringify } from "yaml";
+import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { diff } from "./test-expect.ts";
 import { parseYaml, TestFileError, type Json } from "./test-file.ts";
 import type { MemoryState } from "./test-memory.ts";
@@ -51,13 +52,14 @@ export async function readSnapshots(file: string, shown: string): Promise<Map<st
   return out;
 }
 
-/** Writes the snapshots (by test name, in the order given), replacing the file whole. */
+/**
+ * Writes the snapshots (by test name, in the order given), replacing the file whole: through a fresh temporary
+ * file (never a link planted where one would go), and never over a link or anything but a regular file.
+ */
 export async function writeSnapshots(file: string, snapshots: Map<string, Snapshot>): Promise<void> {
   const tests: Record<string, Snapshot> = {};
   for (const [name, s] of snapshots) tests[name] = s;
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, HEADER + stringify({ tests }, { lineWidth: 0 }));
-  await rename(tmp, file);
+  await nodeFs.writeAtomic(file, HEADER + stringify({ tests }, { lineWidth: 0 }));
 }
 
 /** Where a run differs from its snapshot, or null. */

@@ -79,8 +79,14 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
       if (keep !== null) written.set(t.name, keep);
     }
     if (flags.update) {
-      await writeSnapshots(snapFile, written);
-      out(`wrote ${displayPath(snapFile, io)} (${written.size} snapshot${written.size === 1 ? "" : "s"})`);
+      try {
+        await writeSnapshots(snapFile, written);
+        out(`wrote ${displayPath(snapFile, io)} (${written.size} snapshot${written.size === 1 ? "" : "s"})`);
+      } catch (err) {
+        // a link (or a folder) where the snapshot belongs, a read-only folder: said, and counted as a failure
+        out(`ERROR ${displayPath(snapFile, io)}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        failed++;
+      }
     }
   }
   io.stdout.write(`${passed} passed, ${failed} failed\n`);
