@@ -128,13 +128,23 @@ async function readScript(file: string, shown: string): Promise<string> {
   return text;
 }
 
+/** A folder copied for a test holds at most this much: a program beside a dataset or in a home folder is refused. */
+export const MAX_COPY_BYTES = 256 * 2 ** 20;
+const MAX_COPY_ENTRIES = 20_000;
+
 /** Regular files and folders only: links are not copied (a copy must not reach outside itself). */
-async function copyTree(from: string, to: string): Promise<void> {
+async function copyTree(from: string, to: string, what = "the program's folder"): Promise<void> {
+  let bytes = 0;
+  let entries = 0;
   await cp(from, to, {
     recursive: true,
     filter: async (src) => {
       if (src !== from && SKIPPED.has(path.basename(src))) return false;
       const st = await lstat(src);
+      bytes += st.isFile() ? st.size : 0;
+      if (bytes > MAX_COPY_BYTES || ++entries > MAX_COPY_ENTRIES) {
+        throw new TestSetupError(`${what} ${from} holds more than ${MAX_COPY_BYTES / 2 ** 20} MiB or ${MAX_COPY_ENTRIES.toLocaleString("en")} files, and each test runs in a copy of it: put the program in a folder of its own`);
+      }
       return st.isFile() || st.isDirectory();
     },
   });
@@ -149,7 +159,7 @@ async function copyFixture(from: string, to: string, field: string): Promise<voi
   }
   if (!isDir) throw new TestSetupError(`${field}: ${from} is not a folder (give a folder laid out as .vvm/memory)`);
   await mkdir(path.dirname(to), { recursive: true });
-  await copyTree(await realpath(from), to);
+  await copyTree(await realpath(from), to, field);
 }
 
 function exportsOf(stdout: string): { [key: string]: Json } | null {

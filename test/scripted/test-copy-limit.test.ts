@@ -1,0 +1,30 @@
+// Each test runs in a copy of its program's folder: a test file naming a program in a huge folder (its home
+// folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_COPY_BYTES } from "../../src/commands/test-run.ts";
+import { runCli } from "../support/cli.ts";
+
+let tmp: string | null = null;
+afterEach(() => {
+  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
+  tmp = null;
+});
+
+describe("vvm test's copy of the program's folder", () => {
+  it("is refused past its limit, naming the folder", async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-test-copy-"));
+    const big = path.join(tmp, "big");
+    mkdirSync(big);
+    writeFileSync(path.join(big, "p.vvm"), "x = 1\nexport x\n");
+    writeFileSync(path.join(big, "data.bin"), "");
+    truncateSync(path.join(big, "data.bin"), MAX_COPY_BYTES + 1); // sparse: no disk used
+    mkdirSync(path.join(tmp, "tests"));
+    writeFileSync(path.join(tmp, "tests", "t.test.yaml"), "program: ../big/p.vvm\nscript: []\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
+    const r = await runCli(["test", "tests"], { cwd: tmp });
+    expect(r.stdout).toMatch(/^FAIL {2}tests\/t\.test\.yaml:4: a: the program's folder .*big holds more than 256 MiB/);
+    expect(r.code).toBe(1);
+  }, 30_000);
+});
