@@ -46,6 +46,8 @@ export interface BindRequest {
 export class RunDirectory {
   private bindings = 0;
   private anon = 0;
+  /** the ref values bind() returned: only these grant a call read access to the bindings */
+  private readonly made = new WeakSet<VObject>();
   private constructor(
     readonly id: string,
     /** absolute */
@@ -87,12 +89,15 @@ export class RunDirectory {
     return run;
   }
 
-  /** Whether a call's input carries a ref value anywhere (then the call is told how to read refs). */
+  /**
+   * Whether a call's input carries, anywhere, a ref value this run made (then the call is told how to read refs
+   * and may read the bindings). An object that only looks like one (untrusted JSON with a `ref` field) does not count.
+   */
   holdsRef(v: Value): boolean {
     const stack: Value[] = [v];
     while (stack.length > 0) {
       const x = stack.pop() as Value;
-      if (isRef(x)) return true;
+      if (isRef(x) && this.made.has(x as VObject)) return true;
       if (Array.isArray(x) || x instanceof Map) for (const y of x.values()) stack.push(y);
     }
     return false;
@@ -141,6 +146,7 @@ export class RunDirectory {
       ["mime", "text/markdown"],
       ["bytes", Buffer.byteLength(req.text)],
     ]);
+    this.made.add(ref);
     return ref;
   }
 
