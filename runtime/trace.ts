@@ -32,7 +32,7 @@ export interface Narrator {
   /** an agent call is about to start (memory not read yet) */
   callStarted(call: NarratedCall): void;
   /** it ended: `errorKind` null when it returned a value */
-  callFinished(call: NarratedCall & { ms: number; errorKind: string | null }): void;
+  callFinished(call: NarratedCall & { ms: number; errorKind: string | null; tokens: { input: number; output: number } }): void;
   /** a call with memory is done with it: what its reply's patch did (never fact or digest text) */
   memory(m: { id: number; agent: string; report: MemoryReport }): void;
   /** a judge (predicate, case, require, choose) answered or failed */

@@ -96,6 +96,8 @@ const ABORTED = Symbol("aborted");
 export class CallRuntime implements AgentRuntime {
   private readonly retry: RetryTuning;
   private nextId = 1;
+  /** `--narrate`: tokens each call in flight used so far, over its attempts and tool turns, by call id */
+  private readonly callTokens = new Map<number, { input: number; output: number }>();
 
   /** resolved once: every judge uses it */
   private readonly judgeModel: string;
@@ -385,7 +387,15 @@ export class CallRuntime implements AgentRuntime {
         signal.removeEventListener("abort", onCancel);
       }
       const ms = performance.now() - t0;
-      accounting.attemptEnded(what, reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null), ms, what === "call" ? String(base.agent) : null, reply?.model ?? String(base.model));
+      const usage = reply?.usage ?? (failure instanceof ProviderError ? failure.usage : null);
+      accounting.attemptEnded(what, usage, ms, what === "call" ? String(base.agent) : null, reply?.model ?? String(base.model));
+      if (usage && this.deps.narrator && what === "call") {
+        const id = Number(base.call);
+        const sum = this.callTokens.get(id) ?? { input: 0, output: 0 };
+        sum.input += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+        sum.output += usage.outputTokens;
+        this.callTokens.set(id, sum);
+      }
       if (reply !== null) {
         if (trace.enabled) trace.emit({ type, ...base, attempt, ok: true, model: reply.model, request_id: reply.requestId, ms: roundMs(ms), ...usageFields(reply.usage), cost_usd: accounting.costs.price(reply.model, reply.usage) });
         return { ok: true, reply, attempts: attempt, startedAt: t0 };
@@ -430,7 +440,17 @@ export class CallRuntime implements AgentRuntime {
     target: string | null = null,
   ): Value {
     const failed = isErrorValue(value);
-    this.deps.narrator?.callFinished({ id: Number(base.call), agent: String(base.agent), model: String(base.model), site, ms, errorKind: failed ? (errorKind(value) ?? "error") : null });
+    const tokens = this.callTokens.get(Number(base.call)) ?? { input: 0, output: 0 };
+    this.callTokens.delete(Number(base.call));
+    this.deps.narrator?.callFinished({
+      id: Number(base.call),
+      agent: String(base.agent),
+      model: String(base.model),
+      site,
+      ms,
+      errorKind: failed ? (errorKind(value) ?? "error") : null,
+      tokens,
+    });
     // a binding_failed is in state.md already; any other error value gets its trace line there
     if (failed && this.deps.runState && errorKind(value) !== "binding_failed") this.deps.runState.noteFailure(target, String(base.agent), errorKind(value) ?? "error");
     this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null, String(base.agent));

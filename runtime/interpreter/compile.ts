@@ -76,6 +76,14 @@ interface CompiledDef {
   isAsync: boolean;
 }
 
+/** How big a bound value is, for its trace event: a string's characters, a list's items, an object's fields. */
+function valueSize(v: Value): { chars: number } | { items: number } | { fields: number } | Record<string, never> {
+  if (typeof v === "string") return { chars: v.length };
+  if (Array.isArray(v)) return { items: v.length };
+  if (v instanceof Map) return { fields: v.size };
+  return {};
+}
+
 export class ModuleCompiler {
   readonly moduleScope: Scope;
   /** the `@` namespace, filled while the module loads (imports, then declarations) */
@@ -638,6 +646,40 @@ export class ModuleCompiler {
     });
   }
 
+  /**
+   * What is told when `name` is bound at `span` (an assignment, a `for` target, an `except` name): the
+   * narrator (`--narrate`, a preview of the value on the terminal) and a `binding` trace event (the
+   * value's type and size: a trace file carries no reply text). Null when neither is on, decided
+   * statically, so a run without them pays nothing.
+   */
+  private bindingHook(name: string, span: Span): ((v: Value) => void) | null {
+    const { narrator, trace } = this.ctx;
+    if (!narrator && !trace.enabled) return null;
+    const site = this.site(span);
+    const where = siteText(site.path, site.span);
+    return (v) => {
+      narrator?.binding(name, v, site);
+      if (trace.enabled) trace.emit({ type: "binding", name, value_type: typeName(v), ...valueSize(v), site: where });
+    };
+  }
+
+  /** `body`, first telling `hook` the value slot `slot` holds as it starts (a loop's item, a caught error). */
+  private toldOnEntry(body: CS, slot: number, hook: ((v: Value) => void) | null): CS {
+    if (hook === null) return body;
+    if (!body.async) {
+      const r = body.run;
+      return SS((f) => {
+        hook(f.s[slot] as Value);
+        return r(f);
+      });
+    }
+    const r = body.run;
+    return AS((f) => {
+      hook(f.s[slot] as Value);
+      return r(f);
+    });
+  }
+
   /** With `--trace`, each statement emits a `statement` event (kind and `path:line:col`) as it starts. */
   private traced(s: Stmt, cs: CS): CS {
     const trace = this.ctx.trace;
@@ -681,12 +723,11 @@ export class ModuleCompiler {
         if (s.value.kind === "Call" && s.value.callee.kind === "Member" && s.value.callee.name === "with") {
           v = mapCE(v, (x) => (x instanceof VAgent ? new VAgent(s.target, x.config, x.site, x.bases) : x));
         }
-        // --narrate: the binding is told as it is made (decided statically: without a narrator nothing is added)
-        const narrator = this.ctx.narrator;
-        if (narrator) {
-          const site = this.site(s.span);
+        // --narrate and --trace: the binding is told as it is made
+        const told = this.bindingHook(s.target, s.span);
+        if (told) {
           v = mapCE(v, (x) => {
-            narrator.binding(s.target, x, site);
+            told(x);
             return x;
           });
         }
@@ -867,8 +908,8 @@ export class ModuleCompiler {
 
   private forStmt(s: Stmt & { kind: "For" }, c: Ctx): CS {
     const iter = this.expr(s.iter, c.scope);
-    const body = this.block(s.body, c);
     const slot = this.slotOf(c.scope, s.target);
+    const body = this.toldOnEntry(this.block(s.body, c), slot, this.bindingHook(s.target, s.targetSpan));
     const site = this.site(s.iter.span);
     const items = (v: Value): Value[] => {
       if (Array.isArray(v)) return v;
@@ -1074,8 +1115,8 @@ export class ModuleCompiler {
   private tryStmt(s: Stmt & { kind: "Try" }, c: Ctx): CS {
     const site = this.site(s.span);
     const body = this.block(s.body, c);
-    const handler = s.handler ? this.block(s.handler.body, { scope: c.scope, inExcept: true }) : null;
     const errSlot = s.handler ? this.slotOf(c.scope, s.handler.name) : -1;
+    const handler = s.handler ? this.toldOnEntry(this.block(s.handler.body, { scope: c.scope, inExcept: true }), errSlot, this.bindingHook(s.handler.name, s.handler.nameSpan)) : null;
     const final = s.finalBody ? this.block(s.finalBody, c) : null;
     const parts = [body, handler, final].filter((x): x is CS => x !== null);
     const hasFinal = final !== null;

@@ -5,8 +5,7 @@ import path from "node:path";
 import pc from "picocolors";
 import { displayPath, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
 import type { ProgressPort } from "../../runtime/progress-port.ts";
-import type { Narrator } from "../../runtime/trace.ts";
-import { createNarrator } from "./narration.ts";
+import { createNarrator, type CliNarrator } from "./narration.ts";
 import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
 // type-only: erased, so the store itself still loads on first use (lazyMemoryStore)
 import type { MemoryStore, MemoryStoreOptions } from "../../runtime/memory/index.ts";
@@ -38,7 +37,7 @@ export interface ModelLayer {
   /** what the interpreter tells how far each pmap is (the progress line); undefined when none is drawn */
   progress: ProgressPort | undefined;
   /** `--narrate`: what the interpreter tells each binding (the call layer has it too); undefined without it */
-  narrator: Narrator | undefined;
+  narrator: CliNarrator | undefined;
   /** the calls and judges --max-cost refused (the run then exits 1) */
   costRefusals(): number;
   close(): Promise<void>;

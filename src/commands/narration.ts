@@ -22,7 +22,12 @@ export interface NarratorOptions {
   now?: () => number;
 }
 
-export function createNarrator({ line, color, showPath, now = () => performance.now() }: NarratorOptions): Narrator {
+/** The interpreter's narrator, and what only the CLI sees: the exports at the end of the run. */
+export interface CliNarrator extends Narrator {
+  exported(name: string, value: Value): void;
+}
+
+export function createNarrator({ line, color, showPath, now = () => performance.now() }: NarratorOptions): CliNarrator {
   const c = pc.createColors(color);
   const start = now();
   const at = (site: Site) => c.dim(`${showPath(site.path)}:${site.span.line}:${site.span.col}`);
@@ -32,10 +37,19 @@ export function createNarrator({ line, color, showPath, now = () => performance.
     binding: (name, value, site) => say(`${c.cyan(name)} = ${preview(value)}`, site),
     callStarted: (call) => say(`→ @${printable(call.agent, false)} #${call.id} (${printable(call.model, false)})`, call.site),
     callFinished: (call) =>
-      say(`← @${printable(call.agent, false)} #${call.id} ${secs(call.ms)}${call.errorKind === null ? "" : ` ${c.red(`error(kind=${printable(call.errorKind, false)})`)}`}`, call.site),
+      say(
+        `← @${printable(call.agent, false)} #${call.id} ${secs(call.ms)} ${tokens(call.tokens)}${call.errorKind === null ? "" : ` ${c.red(`error(kind=${printable(call.errorKind, false)})`)}`}`,
+        call.site,
+      ),
     memory: ({ id, agent, report: r }) => say(`  @${printable(agent, false)} #${id} memory ${printable(r.key, false)} (${r.mode}): ${memoryResult(r)}`, null),
+    exported: (name, value) => say(`export ${c.cyan(printable(name, false))} = ${preview(value)}`, null),
     judged: (j) => say(`? ${j.kind} (${printable(j.model, false)}) → ${printable(j.answer, false)} ${secs(j.ms)}`, j.site),
   };
+}
+
+/** `1,204 in / 310 out tok`: a call's tokens over its attempts and tool turns (input counts cached prompt tokens too). */
+function tokens(t: { input: number; output: number }): string {
+  return `${t.input.toLocaleString("en")} in / ${t.output.toLocaleString("en")} out tok`;
 }
 
 /** A value on one line, at most PREVIEW characters: strings quoted, lists and objects as compact JSON. */

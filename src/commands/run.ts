@@ -81,6 +81,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     if (layer.runState) await finishRunState(layer.runState, outcome);
     switch (outcome.kind) {
       case "ok": {
+        for (const [name, value] of outcome.exports) layer.narrator?.exported(name, value);
         const text = exportsJson(outcome.exports);
         if (text === null) {
           const error = makeError("thrown", "the exported values are nested too deeply to print as JSON");

@@ -32,6 +32,7 @@ const SCRIPT = [
   "    error: { kind: rejected, status: 400 }",
   "  - kind: agent",
   '    reply: "a note\\u001b[2J"',
+  "    usage: { input_tokens: 1200, output_tokens: 30, cache_read_tokens: 5 }",
   "  - kind: predicate",
   "    verdict: true",
 ].join("\n");
@@ -59,8 +60,9 @@ describe("--narrate", () => {
     const lines = narration(told.stderr);
     // the two pmap calls start and end in either order; everything after them in program order
     expect(lines.slice(0, 4).sort()).toEqual([
-      "← @writer #1 T  main.vvm:3:10",
-      "← @writer #2 T  main.vvm:3:10",
+      // tokens of the call: input counts the cached prompt tokens too
+      "← @writer #1 T 1,205 in / 30 out tok  main.vvm:3:10",
+      "← @writer #2 T 1,205 in / 30 out tok  main.vvm:3:10",
       "→ @writer #1 (claude-sonnet-5-5)  main.vvm:3:10",
       "→ @writer #2 (claude-sonnet-5-5)  main.vvm:3:10",
     ]);
@@ -70,8 +72,13 @@ describe("--narrate", () => {
       "? predicate (claude-haiku-5-5) → true T  main.vvm:5:6",
       "ok = true  main.vvm:5:1",
       "→ @writer #4 (claude-sonnet-5-5)  main.vvm:6:7",
-      "← @writer #4 T error(kind=rejected)  main.vvm:6:7",
+      "← @writer #4 T 0 in / 0 out tok error(kind=rejected)  main.vvm:6:7",
       'bad = {"error":{"data":{"attempts":1,"model":"claude-sonnet-5-5",…  main.vvm:6:1',
+      // the exports, as the run ends
+      'export notes = ["a note\\u001b[2J","a note\\u001b[2J"] (2 items)',
+      "export ok = true",
+      'export bad = {"error":{"data":{"attempts":1,"model":"claude-sonnet-5-5",…',
+
     ]);
     expect(told.stderr).not.toContain("\x1b[2J");
   });
@@ -109,13 +116,27 @@ describe("--narrate with memory", () => {
 });
 
 describe("the interpreter's narrator", () => {
-  it("is injected per run and told every assignment, in functions too", async () => {
+  it("is injected per run and told every binding: assignments (in functions too), for targets, except names", async () => {
     const told: [string, Value][] = [];
     const narrator: Narrator = { binding: (name, value) => told.push([name, value]), callStarted() {}, callFinished() {}, memory() {}, judged() {} };
-    const checked = await checkProgram(programFile("def f(x):\n  y = x + 1\n  return y\na = f(1)\nb = [a, a]\nexport b\n"));
+    const source = [
+      "def f(x):",
+      "  y = x + 1",
+      "  return y",
+      "a = f(1)",
+      "b = [a, a]",
+      "for n in [5, 6]:",
+      "  pass",
+      "try:",
+      '  raise "boom"',
+      "except as e:",
+      "  pass",
+      "export b",
+    ].join("\n");
+    const checked = await checkProgram(programFile(source + "\n"));
     const outcome = await runProgram(checked, { agents: new FakeAgents({}), trace: noTrace, signal: new AbortController().signal, concurrency: 1, narrator });
     expect(outcome.kind).toBe("ok");
-    expect(told.map(([n, v]) => [n, toJSON(v)])).toEqual([["y", 2], ["a", 2], ["b", [2, 2]]]);
+    expect(told.map(([n, v]) => [n, n === "e" ? "error" : toJSON(v)])).toEqual([["y", 2], ["a", 2], ["b", [2, 2]], ["n", 5], ["n", 6], ["e", "error"]]);
   });
 });
 
