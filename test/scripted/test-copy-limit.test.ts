@@ -1,5 +1,6 @@
 // Each test runs in a copy of its program's folder: a test file naming a program in a huge folder (its home
 // folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
+// A script file that never ends (a device) is refused too.
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,4 +28,14 @@ describe("vvm test's copy of the program's folder", () => {
     expect(r.stdout).toMatch(/^FAIL {2}tests\/t\.test\.yaml:4: a: the program's folder .*big holds more than 256 MiB/);
     expect(r.code).toBe(1);
   }, 30_000);
+});
+
+describe("vvm test's script file", () => {
+  it("a device named as the script fails the test at once", async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-test-copy-"));
+    writeFileSync(path.join(tmp, "t.vvm"), "x = 1\nexport x\n");
+    writeFileSync(path.join(tmp, "t.test.yaml"), "script: /dev/zero\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
+    const r = await runCli(["test", "t.test.yaml"], { cwd: tmp });
+    expect(r.stdout).toBe("FAIL  t.test.yaml:3: a: script /dev/zero: not a regular file\n0 passed, 1 failed\n");
+  }, 20_000);
 });
