@@ -1,7 +1,7 @@
 // The script provider: ordered rules from a YAML or JSON file (`--script FILE`) answer calls and
 // judges; anything no rule matches falls back to the simulator, or under --strict-script fails.
 // Format: spec/agent-calls.md §6.
-import { readFile } from "node:fs/promises";
+import { FileRefused, readTextFile } from "../text-file.ts";
 import path from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDuration } from "../duration.ts";
@@ -62,11 +62,15 @@ const TOOL_USE_FIELDS = ["name", "input"];
 const ERROR_FIELDS = ["kind", "status", "message", "retry_after", "transient"];
 const USAGE_FIELDS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
 
+/** Scripts are written by hand: a larger file (or a device, a pipe) is refused, not read. */
+export const MAX_SCRIPT_BYTES = 16 * 2 ** 20;
+
 export async function loadScript(file: string, displayName: string): Promise<ScriptRule[]> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
+    if (err instanceof FileRefused) throw new ScriptError(`${displayName}: ${err.message}`);
     const code = (err as NodeJS.ErrnoException).code;
     throw new ScriptError(`${displayName}: cannot read the script file${code ? ` (${code})` : ""}`);
   }

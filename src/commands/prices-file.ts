@@ -1,9 +1,12 @@
 // VVM_PRICES=FILE: a JSON object of model ids to rates in dollars per million tokens, added to the built-in
 // price table (runtime/providers/prices.ts) or replacing a model's rates there, for one run.
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from "../../runtime/providers/prices.ts";
+import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { UsageError } from "../io.ts";
+
+/** A price table lists a few models: a larger file (or a device) is refused. */
+const MAX_PRICES_BYTES = 2 ** 20;
 
 const FIELDS = { input: "input", output: "output", cache_write: "cacheWrite", cache_read: "cacheRead" } as const;
 
@@ -14,10 +17,10 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
   const bad = (what: string) => new UsageError(`VVM_PRICES=${file}: ${what}`);
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(path.resolve(cwd, file), "utf8"));
+    data = JSON.parse(readTextFile(path.resolve(cwd, file), MAX_PRICES_BYTES));
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw bad(e instanceof SyntaxError ? `not JSON (${e.message})` : `cannot read the file (${e.code ?? e.message})`);
+    throw bad(e instanceof SyntaxError ? `not JSON (${e.message})` : e instanceof FileRefused ? e.message : `cannot read the file (${e.code ?? e.message})`);
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');

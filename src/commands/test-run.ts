@@ -7,7 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { displayPath, type CliIO } from "../io.ts";
 import type { RunOutcome } from "../../runtime/context.ts";
-import { parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
+import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
+import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { errorKind, toJSON, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
@@ -111,20 +112,13 @@ export class TestSetupError extends Error {
   override name = "TestSetupError";
 }
 
-/** Scripted replies are written by hand: a script file larger than this is refused. */
-const MAX_SCRIPT_BYTES = 16 * 2 ** 20;
-
 /** A script file's text, checked here so that a mistake names the file where it is, not the test's copy of it. */
 async function readScript(file: string, shown: string): Promise<string> {
   let text: string;
   try {
-    // a device or a pipe named as the script would be read without end
-    const st = await stat(file);
-    if (!st.isFile()) throw new TestSetupError(`script ${shown}: not a regular file`);
-    if (st.size > MAX_SCRIPT_BYTES) throw new TestSetupError(`script ${shown}: larger than ${MAX_SCRIPT_BYTES / 2 ** 20} MiB`);
-    text = await readFile(file, "utf8");
+    text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
-    if (err instanceof TestSetupError) throw err;
+    if (err instanceof FileRefused) throw new TestSetupError(`script ${shown}: ${err.message}`);
     throw new TestSetupError(`script ${shown}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   try {

@@ -190,5 +190,9 @@ describe("cost through vvm run", () => {
       expect(res.code).toBe(64);
       expect(res.stderr).toMatch(message);
     }
+    // a device named by mistake is refused at once, never read without end
+    const device = await runCli(["run", "own.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "/dev/zero" } });
+    expect(device.code).toBe(64);
+    expect(device.stderr).toContain("VVM_PRICES=/dev/zero: not a regular file");
   });
 });

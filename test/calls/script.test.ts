@@ -1,9 +1,9 @@
 // The script file format: strict validation with positions, rule matching and consumption.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadScript, parseScript, ScriptError, ScriptProvider } from "../../runtime/providers/script.ts";
+import { loadScript, MAX_SCRIPT_BYTES, parseScript, ScriptError, ScriptProvider } from "../../runtime/providers/script.ts";
 import { agent, callReq, chooseReq, harness, judgeReq } from "./helpers.ts";
 import { errorOf } from "../support/errors.ts";
 
@@ -56,8 +56,18 @@ describe("validation", () => {
     expect(parseScript("- reply: x\n- kind: judge\n  verdict: true\n", "s.yaml")).toHaveLength(2);
   });
 
-  it("a missing file says so", async () => {
+  it("a missing file says so; a device or a file over 16 MiB is refused without being read", async () => {
     await expect(loadScript("/nonexistent/x.yaml", "x.yaml")).rejects.toThrow("x.yaml: cannot read the script file (ENOENT)");
+    await expect(loadScript("/dev/zero", "/dev/zero")).rejects.toThrow("/dev/zero: not a regular file");
+    const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-script-"));
+    try {
+      const big = path.join(dir, "big.yaml");
+      await writeFile(big, "");
+      await truncate(big, MAX_SCRIPT_BYTES + 1);
+      await expect(loadScript(big, "big.yaml")).rejects.toThrow("big.yaml: larger than 16 MiB");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
