@@ -1,5 +1,6 @@
 // `vvm runs prune --keep N | --older-than DURATION`: remove old run directories. A run still marked
-// running is left alone unless its state.md has not changed for a day (a killed run is never finished).
+// running (or without a state.md yet) is left alone unless it has not changed for a day (a killed run is
+// never finished).
 import { EXIT, UsageError, type CliIO } from "../io.ts";
 import { listRuns, removeRun, type RunInfo } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
@@ -17,7 +18,9 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     const now = Date.now();
     const cutoff = flags.olderThan === undefined ? null : sinceTime(flags.olderThan, now, "--older-than");
     const runs = await listRuns(projectDir(flags.dir, io));
-    const removable = (r: RunInfo) => r.status !== "running" || now - time(r.updated) > STALE_RUNNING_MS;
+    // a run without a readable state.md may have just started (or cannot write it): kept like a running
+    // one, its age taken from its id
+    const removable = (r: RunInfo) => (r.status !== null && r.status !== "running") || now - time(r.updated ?? idTime(r.id)) > STALE_RUNNING_MS;
     // oldest first: --keep keeps the newest N, --older-than removes those started before the cutoff
     const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => time(r.started ?? idTime(r.id)) < cutoff);
     const gone = doomed.filter(removable);

@@ -114,6 +114,19 @@ describe("vvm runs", () => {
     expect(await runCli(["runs", "cat", "19990101", "notes"], { cwd: dir })).toMatchObject({ code: 1, stderr: expect.stringContaining("no run 19990101") });
   });
 
+  it("prune keeps a run without a state.md (one just starting) unless its id is a day old", async () => {
+    const d = mkdtempSync(path.join(tmp, "young-"));
+    const stamp = (t: Date) => t.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+    const young = `${stamp(new Date())}-aaaaaa`;
+    const old = `${stamp(new Date(Date.now() - 3 * 86_400_000))}-bbbbbb`;
+    for (const id of [young, old]) mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
+    const r = await runCli(["runs", "prune", "--keep", "0", "--dir", d]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`removed ${old} (no state.md)`);
+    expect(r.stdout).toContain("kept 1 still running");
+    expect(readdirSync(path.join(d, ".vvm", "runs"))).toEqual([young]);
+  });
+
   it("prune keeps the newest N, or removes runs older than a duration", async () => {
     expect(await runCli(["runs", "prune"], { cwd: dir })).toMatchObject({ code: 64 });
     expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: dir })).stdout).toContain("removed 0 runs");
