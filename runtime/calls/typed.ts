@@ -36,6 +36,23 @@ const PATCH_SCHEMA = {
  */
 export async function prepareTyped(returns: Value, withMemory: boolean, site: Site): Promise<Typed | null> {
   if (returns === null) return null;
+  // values never change, so an agent's `returns=` (one object for all its calls) is read and compiled once
+  const cacheable = typeof returns === "object";
+  const hit = cacheable ? prepared.get(returns)?.[withMemory ? 1 : 0] : undefined;
+  if (hit !== undefined) return hit;
+  const typed = await readTyped(returns, withMemory, site);
+  if (cacheable) {
+    const both = prepared.get(returns) ?? [undefined, undefined];
+    both[withMemory ? 1 : 0] = typed;
+    prepared.set(returns, both);
+  }
+  return typed;
+}
+
+/** Typed calls already read, by their `returns=` value: without and with memory. */
+const prepared = new WeakMap<object, [Typed | undefined, Typed | undefined]>();
+
+async function readTyped(returns: Value, withMemory: boolean, site: Site): Promise<Typed> {
   const parsed = parseShape(returns);
   if (!parsed.ok) {
     const p = parsed.problems[0]!;

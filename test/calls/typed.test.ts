@@ -4,6 +4,7 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { decodeReply, prepareTyped } from "../../runtime/calls/typed.ts";
 import { fillOptional, parseShape, shapeSchema, type Shape } from "../../runtime/shapes.ts";
 import { fromJSON } from "../../runtime/values.ts";
 import { ROOT, runCli, type CliResult } from "../support/cli.ts";
@@ -248,5 +249,24 @@ describe("the expense example (upstream 07 with returns=)", () => {
     const report = exportsOf(await runCli(["run", example, "--input", receipts, "--provider", "sim"], { cwd: dir })).report as { total: number; expenses: unknown[] };
     expect(report.total).toBe(0);
     expect(report.expenses[0]).toEqual({ vendor: "[sim:bookkeeper]", amount: 0, date: "[sim:bookkeeper]", category: "travel", note: null });
+  });
+});
+
+describe("a returns= value read once", () => {
+  it("is compiled once per value, apart for calls with and without memory (one wraps the value, one does not)", async () => {
+    const shape = fromJSON({ vendor: "string", amount: "number" });
+    const site = { path: "t.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
+    const plain = await prepareTyped(shape, false, site);
+    const withMemory = await prepareTyped(shape, true, site);
+    expect(plain!.envelope).toBe(false);
+    expect(withMemory!.envelope).toBe(true);
+    expect(await prepareTyped(shape, false, site)).toBe(plain);
+    expect(await prepareTyped(shape, true, site)).toBe(withMemory);
+    // an equal shape written again is its own value: read again, with the same result
+    const again = await prepareTyped(fromJSON({ vendor: "string", amount: "number" }), false, site);
+    expect(again).not.toBe(plain);
+    expect(again!.wire).toEqual(plain!.wire);
+    expect(decodeReply(plain!, '{"vendor": "x", "amount": 1}').ok).toBe(true);
+    expect(decodeReply(withMemory!, '{"vendor": "x", "amount": 1}').ok).toBe(false);
   });
 });
