@@ -1,7 +1,7 @@
 // The installed CLI: bin/vvm.js runs the esbuild bundle `npm install` builds into dist/ (prepare).
 // The rest of the suite runs the TypeScript sources; this checks the bundle behaves the same.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli, testEnv } from "../support/cli.ts";
@@ -25,6 +25,12 @@ describe.skipIf(!built)("the bundled CLI", () => {
     expect(r.status).toBe(64);
     expect(r.stderr).toMatch(/no-such-program\.vvm/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("ships source maps without the sources themselves (stacks still name src/ files; loading a map with every source in it cost 50 ms of each start)", () => {
+    const map = JSON.parse(readFileSync(path.join(ROOT, "dist/start.js.map"), "utf8")) as { sources: string[]; sourcesContent?: unknown };
+    expect(map.sources.some((s) => s.endsWith("src/start.ts"))).toBe(true);
+    expect(map.sourcesContent).toBeUndefined();
   });
 
   it("knows its version", () => {
