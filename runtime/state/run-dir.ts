@@ -6,7 +6,7 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync, writeSync } from 
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
 import { isRef, makeError, type Value, type VObject } from "../values.ts";
-import { StateFile, type RunStatus } from "./state-file.ts";
+import { RUN_OUTPUT, StateFile, type RunStatus } from "./state-file.ts";
 import { indexCell, summarize, tableCell } from "./summary.ts";
 
 /** `.vvm/runs` under the entry program's directory. */
@@ -76,7 +76,7 @@ export class RunDirectory {
     try {
       mkdirSync(path.join(dir, "bindings"));
       mkdirSync(path.join(dir, "imports"));
-      await fs.writeAtomic(path.join(dir, "program.vvm"), opts.source);
+      await fs.writeAtomic(path.join(dir, "program.vvm"), opts.source, undefined, RUN_OUTPUT);
     } catch (err) {
       throw new RunDirError(`cannot set up ${shown} (${code(err)})`);
     }
@@ -154,7 +154,7 @@ export class RunDirectory {
   private async write(file: string, req: BindRequest): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.fs.writeAtomic(file, req.text);
+        await this.fs.writeAtomic(file, req.text, undefined, RUN_OUTPUT);
         return null;
       } catch (err) {
         if (attempt > req.retries || !(await req.pause(attempt))) return err;

@@ -131,6 +131,30 @@ describe("bindings", () => {
     expect(md).toMatch(/Completed\n$/);
   });
 
+  it("rewrite state.md at most once per gap while calls go on, unsynced, and at once on finish", async () => {
+    const writes: { file: string; sync: boolean | undefined }[] = [];
+    const counting: MemoryFs = {
+      ...nodeFs,
+      writeAtomic: (file, data, before, opts) => {
+        writes.push({ file, sync: opts?.sync });
+        return nodeFs.writeAtomic(file, data, before, opts);
+      },
+    };
+    const run = await create(project(), counting);
+    const t0 = performance.now();
+    for (let i = 0; i < 50; i++) await run.bind({ name: `r${i}`, agent: "a", text: `reply ${i}.`, retries: 0, pause: noPause });
+    await run.finish("completed", "Completed");
+    const ms = performance.now() - t0;
+    const stateWrites = writes.filter((w) => w.file.endsWith("state.md")).length;
+    // 50 changes one after another: one write each would be 51; the gap allows one per 100 ms (plus the first and the flush)
+    expect(stateWrites).toBeLessThanOrEqual(Math.ceil(ms / 100) + 3);
+    expect(stateWrites).toBeLessThan(51);
+    // run outputs are not fsynced (spec/state.md §2); the finish's flush did not wait out a gap to land
+    expect(writes.every((w) => w.sync === false)).toBe(true);
+    expect(state(run)).toMatch(/\| r49 \| bindings\/b000050\.md \|[\s\S]*Completed\n$/);
+    expect(state(run)).toMatch(/Status: completed/);
+  });
+
   it("that cannot be written are binding_failed, after the call's retries", async () => {
     let failures = 2;
     let tried = 0;
