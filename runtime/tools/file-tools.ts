@@ -1,7 +1,7 @@
 // The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
 // checked against its schema and a Sandbox that decides where they may point; each returns the text the
 // model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
-import { constants, promises as fs } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, read, readSync, promises as fs } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { searchFiles } from "./search.ts";
@@ -45,13 +45,23 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
   const target = await sb.forRead(args.path);
   const first = args.offset ?? 1;
   const limit = Math.min(args.limit ?? LIMITS.readLines, LIMITS.readLines);
-  const fh = await openNoFollow(target, READ_FLAGS);
+  // Opened, checked and read up to its first chunk synchronously: for the usual small local file that takes
+  // microseconds, where each trip through libuv's thread pool (open, fstat, read, close) waits for the event
+  // loop to wake and was most of a tool turn. Later chunks of a large file are read asynchronously, so the
+  // abort signal is still looked at between them.
+  let fd: number;
   try {
-    const st = await fh.stat();
+    fd = openSync(target.real, READ_FLAGS);
+  } catch (err) {
+    throw openFailure(target, err);
+  }
+  try {
+    const st = fstatSync(fd);
     if (st.isDirectory()) throw new ToolFailed(`${target.shown} is a directory; list_files lists what is in it`, "not_a_file");
     if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
     const decoder = new TextDecoder("utf-8", { fatal: true });
-    const buf = Buffer.alloc(64 * 1024);
+    // never zero-filled: only the bytes each read fills are looked at
+    const buf = Buffer.allocUnsafe(64 * 1024);
     const lines: string[] = [];
     let chars = 0;
     let lineNo = 0; // lines completed so far
@@ -62,19 +72,21 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     let stoppedForChars = false;
     reading: for (;;) {
       if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      const bytesRead = pos === 0 ? readSync(fd, buf, 0, buf.length, 0) : await readAt(fd, buf, pos);
+      // a regular file reads short only at its end: no further read just to be told 0 bytes
+      const end = bytesRead < buf.length;
       const chunk = buf.subarray(0, bytesRead);
       if (pos === 0 && chunk.subarray(0, LIMITS.sniffBytes).includes(0)) throw binary(target, st.size);
       pos += bytesRead;
       let text: string;
       try {
-        text = decoder.decode(chunk, { stream: bytesRead > 0 });
+        text = decoder.decode(chunk, { stream: !end });
       } catch {
         throw binary(target, st.size);
       }
       const parts = (partial + text).split("\n");
-      partial = bytesRead > 0 ? parts.pop()! : "";
-      if (bytesRead === 0 && partial === "" && parts.length > 0 && parts[parts.length - 1] === "") parts.pop(); // a final newline ends the last line
+      partial = end ? "" : parts.pop()!;
+      if (end && partial === "" && parts.length > 0 && parts[parts.length - 1] === "") parts.pop(); // a final newline ends the last line
       for (const raw of parts) {
         lineNo++;
         if (lineNo < first) continue;
@@ -95,7 +107,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
         lines.push(line);
         chars += line.length + 1;
       }
-      if (bytesRead === 0) break;
+      if (end) break;
       // a single line longer than everything we would show: no need to read the rest of it
       if (partial.length > LIMITS.readChars + LIMITS.lineChars) {
         partial = partial.slice(0, LIMITS.lineChars + 1);
@@ -115,7 +127,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     const body = lines.join("\n");
     return { text: notes.length === 0 ? body : `${body}\n\n[read_file: ${notes.join("; ")}]`, path: target.shown };
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -216,6 +228,10 @@ async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: Resolve
   const file = await sb.forRead(plain);
   if (!st) throw new ToolFailed(`${file.shown} does not exist`, "not_found");
   return { start: file, glob: null };
+}
+
+function readAt(fd: number, buf: Buffer, pos: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buf, 0, buf.length, pos, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
 /** Open a resolved path without following a link at its last step (it may have become one since it was checked). */

@@ -1,5 +1,5 @@
 // Permission globs, matched on real paths (spec/agent-calls.md §8), and the path helpers the tools share.
-import { promises as fs } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 
@@ -33,7 +33,7 @@ export class GlobSet {
       const scan = picomatch.scan(g);
       // the fixed prefix keeps the escapes as written (`data \(old\)`): they name the folder, they are not in its path
       const fixed = unescapeGlob(scan.isGlob ? scan.base : g);
-      const base = await realish(path.resolve(root, fixed === "" ? "." : fixed));
+      const base = realish(path.resolve(root, fixed === "" ? "." : fixed));
       globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
     }
     return new GlobSet([...trees.map((dir) => `${dir}/**`), ...written], globs);
@@ -77,13 +77,15 @@ export function relativeUnder(dir: string, p: string): string | null {
  * The real path of `abs` as far as it exists: links in its existing part resolved, the missing rest appended
  * as written. (A path that does not exist yet still has a definite real location: where it would be created.)
  */
-export async function realish(abs: string): Promise<string> {
+export function realish(abs: string): string {
+  // synchronous on purpose: one realpath(3), no heavier than the open that follows it, where a trip through
+  // libuv's thread pool waits for the event loop to wake and cost a tool turn ~0.3 ms (bench/tool-loop)
   try {
-    return await fs.realpath(abs);
+    return realpathSync.native(abs);
   } catch {
     const parent = path.dirname(abs);
     if (parent === abs) return abs;
-    return path.join(await realish(parent), path.basename(abs));
+    return path.join(realish(parent), path.basename(abs));
   }
 }
 

@@ -51,7 +51,7 @@ export class Sandbox {
 
   /** `readTrees`: real folders readable whole (skills' folders), beside the read globs. */
   static async create(programDir: string, read: readonly string[], write: readonly string[], readTrees: readonly string[] = []): Promise<Sandbox> {
-    const root = await realish(path.resolve(programDir));
+    const root = realish(path.resolve(programDir));
     return new Sandbox(root, await GlobSet.compile(read, root, readTrees), await GlobSet.compile(write, root));
   }
 
@@ -78,7 +78,7 @@ export class Sandbox {
   /** A file or directory to read: its real location (every link followed) must match a read glob. */
   async forRead(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p);
-    const real = await realish(abs);
+    const real = realish(abs);
     if (!this.read.matches(real)) throw this.denied("read", p, abs, real);
     return { abs, real, shown: this.show(abs) };
   }
@@ -86,7 +86,7 @@ export class Sandbox {
   /** A directory to list or search under: allowed when the read globs may match something inside it. */
   async forWalk(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p, "pattern");
-    const real = await realish(abs);
+    const real = realish(abs);
     if (!this.read.mayContain(real) && !this.read.matches(real)) throw this.denied("read", p, abs, real);
     return { abs, real, shown: this.show(abs) };
   }
@@ -98,7 +98,7 @@ export class Sandbox {
   async forWrite(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p);
     if (p.endsWith("/") || p.endsWith("\\")) throw new ToolFailed(`${JSON.stringify(p)} names a directory; give a file path`, "bad_input");
-    const real = path.join(await realish(path.dirname(abs)), path.basename(abs));
+    const real = path.join(realish(path.dirname(abs)), path.basename(abs));
     // the target's own location must be allowed before anything about it (even whether it exists) is said
     if (!this.write.matches(real)) throw this.denied("write", p, abs, real);
     const st = await fs.lstat(real).catch(() => null);

@@ -1,7 +1,7 @@
 // The file tools against hostile paths and awkward files: `..`, absolute paths, links in and out, glob
 // tricks, writes to links and hard links, huge, binary and special files. A tool request is untrusted input.
 import { execFileSync } from "node:child_process";
-import { link, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../runtime/provider.ts";
@@ -247,6 +247,40 @@ describe("awkward files", () => {
     const later = await ok(box, "read_file", { path: "docs/big.log", offset: 199_999 });
     expect(later).toBe(`${"x".repeat(99)}\n${"x".repeat(99)}\n\n[read_file: showing lines 199999–200000, the end of docs/big.log]`);
     expect(await ok(box, "read_file", { path: "docs/big.log", offset: 300_000 })).toBe("(docs/big.log has 200000 lines; offset 300000 is past the end)");
+  });
+
+  it("files ending at, just before and just after a 64 KiB read chunk are read whole, characters split across it intact", async () => {
+    const { dir } = await fixture();
+    const chunk = 64 * 1024;
+    const body = (bytes: number) => "a".repeat(bytes - 1) + "\n";
+    // a 3-byte character straddling the end of the first chunk, and a last line without a newline
+    const split = "b".repeat(chunk - 1) + "€\nend";
+    const cases: [string, string, string][] = [
+      ["exact.txt", body(chunk), "a".repeat(LIMITS.lineChars)],
+      ["short.txt", body(chunk - 1), "a".repeat(LIMITS.lineChars)],
+      ["long.txt", body(chunk) + "tail", "tail"],
+      ["split.txt", split, "end"],
+    ];
+    for (const [name, text] of cases) await writeFile(path.join(dir, "docs", name), text);
+    const box = await tools(dir, { read: ["docs/**"] });
+    for (const [name, text, last] of cases) {
+      const lines = text.replace(/\n$/, "").split("\n");
+      const out = await ok(box, "read_file", { path: `docs/${name}`, offset: lines.length });
+      expect(out.startsWith(last), name).toBe(true);
+      expect(out, name).toMatch(lines.length > 1 ? /showing lines \d+–\d+, the end of/ : /line cut at/);
+    }
+    expect(await ok(box, "read_file", { path: "docs/split.txt", offset: 1 })).toMatch(/^b{2000} …\[line cut at 2000 characters\]\nend/);
+  });
+
+  it("every use resolves its path afresh: a link repointed between two reads is checked where it now leads", async () => {
+    const { dir, outside } = await fixture();
+    const linkPath = path.join(dir, "docs", "moving.md");
+    await symlink(path.join(dir, "docs", "guide.md"), linkPath);
+    const box = await tools(dir, { read: ["docs/**"] });
+    expect(await ok(box, "read_file", { path: "docs/moving.md", limit: 1 })).toBe("line 1\n\n[read_file: showing lines 1–1 of docs/moving.md (21 bytes in all; stopped at limit 1): call read_file with offset=2 to read on]");
+    await rm(linkPath);
+    await symlink(path.join(outside, "private.txt"), linkPath);
+    expect((await refused(box, "read_file", { path: "docs/moving.md" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
   });
 
   it("a single enormous line is cut, and the rest of it is not held in memory", async () => {
