@@ -36,7 +36,9 @@ describe("a filesystem-state run killed with SIGKILL", () => {
     const bindings = () => {
       const runs = path.join(dir, ".vvm", "runs");
       const [id] = existsSync(runs) ? readdirSync(runs) : [];
-      return id === undefined ? [] : readdirSync(path.join(runs, id, "bindings")).filter((f) => f.endsWith(".md"));
+      // the run's folder is made before its bindings folder: polled in between, there are none yet
+      const folder = id === undefined ? null : path.join(runs, id, "bindings");
+      return folder === null || !existsSync(folder) ? [] : readdirSync(folder).filter((f) => f.endsWith(".md"));
     };
     const t0 = Date.now();
     while (bindings().length < 8 && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 10));
