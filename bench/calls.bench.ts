@@ -5,15 +5,12 @@ import Anthropic from "@anthropic-ai/sdk";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Accounting } from "../runtime/calls/accounting.ts";
-import { CallRuntime } from "../runtime/calls/runtime.ts";
-import { AnthropicProvider, inputBlock } from "../runtime/providers/anthropic.ts";
+import { inputBlock } from "../runtime/providers/anthropic.ts";
 import { resolveModel } from "../runtime/providers/models.ts";
-import { noTrace } from "../runtime/trace.ts";
 import { serializeInput, VAgent, type Value } from "../runtime/values.ts";
 import { runCli } from "../test/support/cli.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { interleaved, median } from "./support.ts";
+import { interleaved, median, standinRuntime } from "./support.ts";
 
 const N = 200;
 const ROUNDS = 5;
@@ -38,14 +35,7 @@ async function sequential(url: string): Promise<void> {
   const site = { path: "bench.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
   const agent = new VAgent("bencher", new Map<string, Value>([["model", "haiku"], ["prompt", "You answer briefly."]]), site);
   const input = new Map<string, Value>([["id", 7], ["text", "a short input value"]]);
-  const runtime = new CallRuntime({
-    provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: url, log: () => {} }),
-    memory: null,
-    judgeModel: "haiku",
-    models: {},
-    trace: noTrace,
-    accounting: new Accounting(),
-  });
+  const runtime = standinRuntime(url);
   const client = new Anthropic({ apiKey: "sk-ant-bench", baseURL: url, maxRetries: 0 });
   const signal = new AbortController().signal;
 

@@ -2,6 +2,10 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Accounting } from "../runtime/calls/accounting.ts";
+import { CallRuntime } from "../runtime/calls/runtime.ts";
+import { AnthropicProvider } from "../runtime/providers/anthropic.ts";
+import { noTrace } from "../runtime/trace.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -41,4 +45,17 @@ export async function interleaved(n: number, rounds: number, a: (i: number) => P
     out.b.push(tb);
   }
   return out;
+}
+
+/** The call layer as `vvm run` builds it, talking to a stand-in at `url` (no memory, no trace). */
+export function standinRuntime(url: string, programDir?: string): CallRuntime {
+  return new CallRuntime({
+    provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: url, log: () => {} }),
+    memory: null,
+    judgeModel: "haiku",
+    models: {},
+    trace: noTrace,
+    accounting: new Accounting(),
+    ...(programDir === undefined ? {} : { programDir }),
+  });
 }

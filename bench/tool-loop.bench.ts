@@ -7,16 +7,12 @@ import type { MessageParam, ToolUnion } from "@anthropic-ai/sdk/resources/messag
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Accounting } from "../runtime/calls/accounting.ts";
-import { CallRuntime } from "../runtime/calls/runtime.ts";
-import { AnthropicProvider } from "../runtime/providers/anthropic.ts";
 import { resolveModel } from "../runtime/providers/models.ts";
 import { Toolbox } from "../runtime/tools/toolbox.ts";
-import { noTrace } from "../runtime/trace.ts";
 import { VAgent, type Value } from "../runtime/values.ts";
 import { perm } from "../stdlib/basics.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { interleaved, median } from "./support.ts";
+import { interleaved, median, standinRuntime } from "./support.ts";
 
 const TURNS = 10;
 const LOOPS = 20;
@@ -34,15 +30,7 @@ export async function run(): Promise<void> {
     const site = { path: path.join(dir, "bench.vvm"), span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
     const permissions = perm([], new Map<string, Value>([["read", ["docs/**"]]]), null, site);
     const agent = new VAgent("reader", new Map<string, Value>([["model", "haiku"], ["prompt", "You read notes."], ["permissions", permissions]]), site);
-    const runtime = new CallRuntime({
-      provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: standin.url, log: () => {} }),
-      memory: null,
-      judgeModel: "haiku",
-      models: {},
-      trace: noTrace,
-      accounting: new Accounting(),
-      programDir: dir,
-    });
+    const runtime = standinRuntime(standin.url, dir);
     const signal = new AbortController().signal;
     const viaRuntime = async (i: number) => {
       const out = await runtime.call({ agent, task: `Summarise the notes (${i}).`, input: null, options: new Map(), site, signal });

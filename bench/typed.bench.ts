@@ -2,14 +2,10 @@
 // runtime against the stand-in (in a worker thread), which gives both the same JSON reply; interleaved call by
 // call so machine load falls on both alike. Target: a typed call takes ≤ 1.1x the time of an untyped one.
 // Also printed: the typed work alone (read the reply's JSON, validate it, fill optional fields) per reply.
-import { Accounting } from "../runtime/calls/accounting.ts";
-import { CallRuntime } from "../runtime/calls/runtime.ts";
 import { decodeReply, prepareTyped } from "../runtime/calls/typed.ts";
-import { AnthropicProvider } from "../runtime/providers/anthropic.ts";
-import { noTrace } from "../runtime/trace.ts";
 import { fromJSON, VAgent, type Value } from "../runtime/values.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { interleaved, median } from "./support.ts";
+import { interleaved, median, standinRuntime } from "./support.ts";
 
 const N = 200;
 const ROUNDS = 5;
@@ -23,14 +19,7 @@ export async function run(): Promise<void> {
     await standin.configure(0, REPLY);
     const site = { path: "bench.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
     const agent = new VAgent("bookkeeper", new Map<string, Value>([["model", "haiku"], ["prompt", "You read receipts."]]), site);
-    const runtime = new CallRuntime({
-      provider: new AnthropicProvider({ apiKey: "sk-ant-bench", baseURL: standin.url, log: () => {} }),
-      memory: null,
-      judgeModel: "haiku",
-      models: {},
-      trace: noTrace,
-      accounting: new Accounting(),
-    });
+    const runtime = standinRuntime(standin.url);
     const signal = new AbortController().signal;
     const untyped = new Map<string, Value>();
     const typed = new Map<string, Value>([["returns", fromJSON(SHAPE)]]);
