@@ -111,6 +111,8 @@ export class CallRuntime implements AgentRuntime {
     const { agent, site, signal } = req;
     const opts = parseCallOptions(req.options, site);
     const cfg = agent.config;
+    // the input as the model reads it: serialised once, for the cost estimate, the recall query and the request
+    const input = req.input === null ? null : serializeInput(req.input);
     const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.models);
     // filesystem state: a call passed refs is told how to read them, and may read this run's bindings
     const runState = this.deps.runState ?? null;
@@ -125,7 +127,7 @@ export class CallRuntime implements AgentRuntime {
     const permissions = refsIn ? { ...declared, read: [...declared.read, runState.bindingsGlob(programDir)] } : declared;
     const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
-    const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (req.input === null ? 0 : serializeInput(req.input).length));
+    const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (input?.length ?? 0));
     if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
     this.deps.narrator?.callStarted({ id, agent: agent.name, model, site });
 
@@ -141,7 +143,7 @@ export class CallRuntime implements AgentRuntime {
       const mode = checkMemoryMode(opts.memoryMode, site);
       if (signal.aborted) return this.finishCall(base, site, cancelledValue(), 0, 0, loop);
       if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0, loop);
-      const query = req.input === null ? req.task : `${req.task}\n${serializeInput(req.input)}`;
+      const query = input === null ? req.task : `${req.task}\n${input}`;
       const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal, query);
       // An error value from the store (e.g. locked) is the call's result: the model is never called.
       if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0, loop);
@@ -161,7 +163,7 @@ export class CallRuntime implements AgentRuntime {
       system: withSkills(system, skills, programDir),
       memoryContext: session?.context ?? null,
       task: req.task,
-      input: req.input === null ? null : serializeInput(req.input),
+      input,
       agentName: agent.name,
       callName: opts.name,
       agentBases: agent.bases,
