@@ -1,21 +1,19 @@
 // `vvm test --update` writes NAME.test.snap.yaml through a temporary file: a link planted in the repository
 // where that temporary file goes is never written through (spec/testing.md).
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { writeSnapshots } from "../../src/commands/test-snapshot.ts";
 import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
 
-let tmp: string | null = null;
-afterEach(() => {
-  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
-  tmp = null;
-});
+const root = useTempDir("vvm-snap-links-");
+/** A fresh, empty folder for one test (all removed with the file's temporary folder). */
+const fresh = () => mkdtempSync(path.join(root, "t-"));
 
 describe("writing snapshots", () => {
   it("never writes through a link where its temporary file would go", async () => {
-    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-snap-links-"));
+    const tmp = fresh();
     const victim = path.join(tmp, "victim.txt");
     writeFileSync(victim, "victim content\n");
     const file = path.join(tmp, "t.test.snap.yaml");
@@ -31,7 +29,7 @@ describe("writing snapshots", () => {
 
 describe("vvm test --update over a link", () => {
   it("a snapshot file that is a link is an ERROR line, and the link's target is untouched", async () => {
-    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-snap-links-"));
+    const tmp = fresh();
     const victim = path.join(tmp, "victim.txt");
     writeFileSync(victim, "victim content\n");
     writeFileSync(path.join(tmp, "t.vvm"), "x = 1\nexport x\n");

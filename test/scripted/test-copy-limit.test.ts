@@ -1,22 +1,20 @@
 // Each test runs in a copy of its program's folder: a test file naming a program in a huge folder (its home
 // folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
 // A script file that never ends (a device) is refused too.
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_COPY_BYTES } from "../../src/commands/test-run.ts";
 import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
 
-let tmp: string | null = null;
-afterEach(() => {
-  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
-  tmp = null;
-});
+const root = useTempDir("vvm-test-copy-");
+/** A fresh, empty folder for one test (all removed with the file's temporary folder). */
+const fresh = () => mkdtempSync(path.join(root, "t-"));
 
 describe("vvm test's copy of the program's folder", () => {
   it("is refused past its limit, naming the folder", async () => {
-    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-test-copy-"));
+    const tmp = fresh();
     const big = path.join(tmp, "big");
     mkdirSync(big);
     writeFileSync(path.join(big, "p.vvm"), "x = 1\nexport x\n");
@@ -32,7 +30,7 @@ describe("vvm test's copy of the program's folder", () => {
 
 describe("vvm test's script file", () => {
   it("a device named as the script fails the test at once", async () => {
-    tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-test-copy-"));
+    const tmp = fresh();
     writeFileSync(path.join(tmp, "t.vvm"), "x = 1\nexport x\n");
     writeFileSync(path.join(tmp, "t.test.yaml"), "script: /dev/zero\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
     const r = await runCli(["test", "t.test.yaml"], { cwd: tmp });

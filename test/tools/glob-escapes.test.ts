@@ -1,20 +1,18 @@
 // A permission glob may escape glob characters in a folder's name (`data \(old\)/**`), as bindingsGlob does
 // for the run's bindings folder: the escapes name the folder, they are not part of its path.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GlobSet } from "../../runtime/tools/globs.ts";
+import { useTempDir } from "../support/fixtures.ts";
 
-let tmp: string | null = null;
-afterEach(() => {
-  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
-  tmp = null;
-});
+const root = useTempDir("vvm-glob-escapes-");
+/** A fresh, empty folder for one test (all removed with the file's temporary folder). */
+const fresh = () => mkdtempSync(path.join(root, "t-"));
 
 describe("escaped glob characters in a glob's folder", () => {
   it("match the folder of that name, and only it", async () => {
-    tmp = realpathSync(mkdtempSync(path.join(os.tmpdir(), "vvm-glob-escapes-")));
+    const tmp = realpathSync(fresh());
     for (const dir of ["data (old)", "a[1]", "data"]) {
       mkdirSync(path.join(tmp, dir));
       writeFileSync(path.join(tmp, dir, "f.md"), "x");
