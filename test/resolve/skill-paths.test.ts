@@ -1,20 +1,16 @@
 // A skill's name and package never climb out of where its source form says the skill is: a github: name is
 // one folder of ~/.vvm/skills, an npm: package is a folder of node_modules (spec/agent-calls.md §8 "Skills").
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadSkill } from "../../src/resolve/skill-files.ts";
+import { useTempDir } from "../support/fixtures.ts";
 
-let tmp: string | null = null;
-afterEach(() => {
-  if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
-  tmp = null;
-});
+const root = useTempDir("vvm-skill-paths-");
 
 /** home/.vvm/skills (empty), project/main.vvm, and a skill folder `outside` beside them. */
 function layout(): { skillsHome: string; module: string } {
-  tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-skill-paths-"));
+  const tmp = mkdtempSync(path.join(root, "t-"));
   const skillsHome = path.join(tmp, "home", ".vvm", "skills");
   mkdirSync(skillsHome, { recursive: true });
   mkdirSync(path.join(tmp, "project", "node_modules"), { recursive: true });

@@ -4,10 +4,9 @@
 //   # expect-exports: {...}      in-context exports
 //   # expect-fs-exports: {...}   filesystem exports; "<run>" stands for the run id, a "ref" of "<any>" for any ref path
 //   # expect-bindings: a, b      the names in state.md's binding index (in any order)
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import os from "node:os";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Accounting } from "../../runtime/calls/accounting.ts";
 import { CallRuntime } from "../../runtime/calls/runtime.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
@@ -18,10 +17,10 @@ import { noTrace } from "../../runtime/trace.ts";
 import { toJSON } from "../../runtime/values.ts";
 import { checkProgram } from "../../src/check.ts";
 import { ROOT, runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
 
 const PROGRAMS = path.join(ROOT, "test/state/programs");
-const tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-modes-"));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = useTempDir("vvm-modes-");
 
 function expectations(source: string) {
   const out: { exports?: unknown; fsExports?: unknown; bindings?: string[] } = {};
