@@ -19,12 +19,19 @@ function project(): string {
   writeFileSync(path.join(d, "main.vvm"), "export 1\n");
   return d;
 }
-afterEach(() => {
+// a run's state.md is written in the background: each run is finished (its last write awaited) before its folder goes
+const made: RunDirectory[] = [];
+afterEach(async () => {
+  for (const run of made.splice(0)) await run.finish("completed", "Completed");
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 const warnings: string[] = [];
-const create = (dir: string, fs: MemoryFs = nodeFs) => RunDirectory.create({ entryPath: path.join(dir, "main.vvm"), source: "export 1\n", warn: (m) => warnings.push(m), fs });
+async function create(dir: string, fs: MemoryFs = nodeFs): Promise<RunDirectory> {
+  const run = await RunDirectory.create({ entryPath: path.join(dir, "main.vvm"), source: "export 1\n", warn: (m) => warnings.push(m), fs });
+  made.push(run);
+  return run;
+}
 const noPause = async () => true;
 const state = (run: RunDirectory) => readFileSync(path.join(run.dir, "state.md"), "utf8");
 
