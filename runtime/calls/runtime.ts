@@ -75,6 +75,17 @@ export interface CallRuntimeDeps {
 /** Requests one agent call may make before it must answer in text (agent key `max_turns`). */
 export const DEFAULT_MAX_TURNS = 20;
 
+/** What a call's trace event reports of its loop and reply. */
+interface CallLoop {
+  turns: number;
+  toolUses: number;
+  notGranted: string[];
+  /** a typed call's re-asks */
+  reasks?: number;
+  /** characters of the reply the call returned or bound (memory blocks stripped); absent for typed calls and failures */
+  replyChars?: number;
+}
+
 interface Policy {
   retry: number;
   backoff: Backoff;
@@ -125,7 +136,7 @@ export class CallRuntime implements AgentRuntime {
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
     const permissions = refsIn ? { ...declared, read: [...declared.read, runState.bindingsGlob(programDir)] } : declared;
-    const loop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
+    const loop: CallLoop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (input?.length ?? 0));
     if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
@@ -201,6 +212,7 @@ export class CallRuntime implements AgentRuntime {
     const reply = "value" in outcome ? outcome.patch : outcome.text;
     const text = session ? await session.complete(reply) : reply;
     this.memoryEvent(base, session);
+    if (!("value" in outcome)) loop.replyChars = text.length;
     // filesystem state: the reply goes to a binding file and the call returns its ref (or binding_failed); a typed value is data, returned as it is
     const value = "value" in outcome ? outcome.value : runState === null ? text : await runState.bind({
       name: req.target ?? opts.name,
@@ -438,10 +450,11 @@ export class CallRuntime implements AgentRuntime {
     value: Value,
     attempts: number,
     ms: number,
-    loop: { turns: number; toolUses: number; notGranted: string[]; reasks?: number },
+    loop: CallLoop,
     target: string | null = null,
   ): Value {
     const failed = isErrorValue(value);
+    const runState = this.deps.runState ?? null;
     const tokens = this.callTokens.get(Number(base.call)) ?? { input: 0, output: 0 };
     this.callTokens.delete(Number(base.call));
     this.deps.narrator?.callFinished({
@@ -454,12 +467,14 @@ export class CallRuntime implements AgentRuntime {
       tokens,
     });
     // a binding_failed is in state.md already; any other error value gets its trace line there
-    if (failed && this.deps.runState && errorKind(value) !== "binding_failed") this.deps.runState.noteFailure(target, String(base.agent), errorKind(value) ?? "error");
+    if (failed && runState !== null && errorKind(value) !== "binding_failed") runState.noteFailure(target, String(base.agent), errorKind(value) ?? "error");
     this.deps.accounting.finished("call", failed ? (errorKind(value) ?? "error") : null, String(base.agent));
     if (this.deps.trace.enabled) {
+      // filesystem state: the binding file that holds the reply
+      const bound = runState?.bindingOf(value) ?? null;
       const result = failed
         ? { ok: false, error_kind: errorKind(value) }
-        : { ok: true, reply_chars: typeof value === "string" ? value.length : null };
+        : { ok: true, reply_chars: loop.replyChars ?? null, ...(bound !== null ? { binding: bound } : {}) };
       const tools = loop.turns > 1 || loop.toolUses > 0 ? { turns: loop.turns, tool_uses: loop.toolUses } : {};
       const ungranted = loop.notGranted.length > 0 ? { not_granted: loop.notGranted } : {};
       // a typed call says how many times its reply was re-asked

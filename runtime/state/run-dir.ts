@@ -150,6 +150,11 @@ export class RunDirectory {
     return ref;
   }
 
+  /** The binding id (`b000001`) of a ref value this run made; null for anything else. */
+  bindingOf(v: Value): string | null {
+    return isRef(v) && this.made.has(v) ? path.basename(String(v.get("ref")), ".md") : null;
+  }
+
   /** The binding written, in up to 1 + retries attempts: null, or the last attempt's error. */
   private async write(file: string, req: BindRequest): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {

@@ -249,7 +249,7 @@ describe("agent calls in filesystem state", () => {
     expect(existsSync(path.join(run.dir, "bindings", "b000009.md"))).toBe(false);
   });
 
-  it("bind the reply as memory leaves it: the memory patch goes to memory, never into the binding", async () => {
+  it("bind the reply as memory leaves it: the memory patch goes to memory, never into the binding; the trace names the binding", async () => {
     const run = await create(project());
     const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     const provider: Provider = {
@@ -276,6 +276,7 @@ describe("agent calls in filesystem state", () => {
     expect(patches).toEqual(["remember this"]);
     expect(readFileSync(path.join(run.dir, "bindings", "b000001.md"), "utf8")).toBe("The answer.");
     expect(v.get("summary")).toBe("The answer.");
+    expect(h.trace.events.find((e) => e.type === "call")).toMatchObject({ ok: true, reply_chars: "The answer.".length, binding: "b000001" });
   });
 
   it("keep judges' answers and error values as they are, and note failures in state.md", async () => {
