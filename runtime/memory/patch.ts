@@ -1,6 +1,6 @@
 // The `vvm-memory` channel: find and strip fenced blocks, parse and check a patch, and split
 // digest.md into its front matter (per-memory settings) and the body that is injected.
-import matter from "gray-matter";
+import { CORE_SCHEMA, load } from "js-yaml";
 
 export const DEFAULT_DIGEST_LIMIT = 12_000;
 export const MAX_RETAIN_ITEMS = 20;
@@ -158,12 +158,6 @@ export interface ParsedDigest {
   notes: string[];
 }
 
-// gray-matter can evaluate `---js` front matter; only YAML is accepted here.
-const refuse = () => {
-  throw new Error("only YAML front matter is supported");
-};
-const MATTER_OPTIONS = { engines: { js: refuse, javascript: refuse, coffee: refuse, cson: refuse, coffeescript: refuse } };
-
 /** Hard cap on what is read for injection, independent of the front-matter limit. */
 export const MAX_DIGEST_FILE_BYTES = 1024 * 1024;
 
@@ -192,16 +186,17 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
   let data: unknown = null;
   if (fm !== null) {
     try {
-      // gray-matter parses exactly the lines found above, between plain delimiters
-      data = matter(`---\n${fm.yaml}---\n`, MATTER_OPTIONS).data;
+      // plain YAML 1.2 data (the core schema: no dates, no custom types); a block that is empty or only
+      // comments loads as null, which counts as an empty mapping
+      data = load(fm.yaml, { schema: CORE_SCHEMA }) ?? {};
     } catch (err) {
       out.unusable = `digest.md front matter is not valid YAML (${firstLine((err as Error).message)})`;
       return out;
     }
   }
   // Settings are a mapping, or nothing at all (`---` twice). Anything else between two `---` lines is
-  // Markdown: a title between two rules, and a `# heading` there too (YAML reads it as a comment, null,
-  // which gray-matter hands back as {} — so an empty mapping counts only when the block is empty or `{}`).
+  // Markdown: a title between two rules, and a `# heading` there too (YAML reads it as a comment: an
+  // empty mapping, above — so an empty mapping counts only when the block is empty or `{}`).
   const isMapping = typeof data === "object" && data !== null && !Array.isArray(data);
   const yaml = fm?.yaml.trim();
   const settingsBlock = fm !== null && isMapping && (Object.keys(data as object).length > 0 || yaml === "" || yaml === "{}");

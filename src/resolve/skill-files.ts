@@ -88,7 +88,7 @@ export async function loadSkill(name: string, source: string, fromModule: string
 async function parseSkillFile(text: string): Promise<{ description: string; instructions: string } | { problem: string }> {
   const m = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
   if (m === null) return { problem: "it does not start with YAML front matter between --- lines (name, description)" };
-  // the yaml package only builds data (gray-matter would evaluate `---js` front matter)
+  // the yaml package only builds data (never evaluates `---js` front matter) and keeps positions for messages
   const { parseDocument } = await import("yaml");
   const doc = parseDocument(m[1], { uniqueKeys: true });
   if (doc.errors.length > 0) return { problem: `its front matter is not valid YAML (${doc.errors[0].message.split("\n")[0]})` };

@@ -172,6 +172,12 @@ describe("parseDigest", () => {
     expect(parseDigest(buf("---\ndigest_limit: lots\n---\nb")).notes[0]).toMatch(/digest_limit must be an integer/);
     expect(parseDigest(buf("---\nread_only: maybe\n---\nb")).settings.readOnly).toBe(true);
     expect(parseDigest(buf("---\n: [unclosed\n---\nb")).unusable).toMatch(/not valid YAML/);
+    // plain data only: a type tag is not YAML this runtime reads, and a date stays text
+    expect(parseDigest(buf('---\nread_only: !!js/function "function () { return true }"\n---\nb')).unusable).toMatch(/not valid YAML/);
+    expect(parseDigest(buf("---\nread_only: 2026-01-01\n---\nb")).notes[0]).toMatch(/read_only must be true or false/);
+    // a block with only a `# line` is Markdown (a heading between two rules), not settings
+    const commented = parseDigest(buf("---\n# nothing set\n---\nb"));
+    expect([commented.prefix, commented.body]).toEqual(["", "---\n# nothing set\n---\nb"]);
   });
 
   it("marks binary, non-UTF-8, oversize and over-limit digests unusable", () => {
