@@ -1,6 +1,6 @@
 // `vvm run --state filesystem` end to end: a run killed with SIGKILL leaves a readable run directory, and
 // `vvm runs ls/show/cat/prune` read (and remove) what runs left.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,14 +130,17 @@ describe("vvm runs", () => {
   });
 
   it("prune keeps the newest N, or removes runs older than a duration", async () => {
-    expect(await runCli(["runs", "prune"], { cwd: dir })).toMatchObject({ code: 64 });
-    expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: dir })).stdout).toContain("removed 0 runs");
-    const dry = await runCli(["runs", "prune", "--keep", "1", "--dry-run"], { cwd: dir });
+    // on a copy: the other tests read the three runs, in any order
+    const own = mkdtempSync(path.join(tmp, "prune-"));
+    cpSync(path.join(dir, ".vvm"), path.join(own, ".vvm"), { recursive: true });
+    expect(await runCli(["runs", "prune"], { cwd: own })).toMatchObject({ code: 64 });
+    expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: own })).stdout).toContain("removed 0 runs");
+    const dry = await runCli(["runs", "prune", "--keep", "1", "--dry-run"], { cwd: own });
     expect(dry.stdout).toContain("would remove 2 runs");
-    expect(readdirSync(path.join(dir, ".vvm", "runs")).length).toBe(3);
-    const r = await runCli(["runs", "prune", "--keep", "1"], { cwd: dir });
+    expect(readdirSync(path.join(own, ".vvm", "runs")).length).toBe(3);
+    const r = await runCli(["runs", "prune", "--keep", "1"], { cwd: own });
     expect(r.stdout).toContain("removed 2 runs");
-    expect(readdirSync(path.join(dir, ".vvm", "runs"))).toEqual([ids[2]]);
+    expect(readdirSync(path.join(own, ".vvm", "runs"))).toEqual([ids[2]]);
   });
 
   it("a .vvm that is a symbolic link stops a filesystem-state run before anything runs", async () => {
