@@ -5,12 +5,15 @@
 // sessions, some updated later) with questions whose evidence facts are known: recall@budget for
 // recency alone and for relevance, and whether an updated fact's newest version comes whenever an
 // older one does.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { nodeFs } from "../runtime/memory/fsio.ts";
 import { createMemoryStore } from "../runtime/memory/index.ts";
 import { escapeKey } from "../runtime/memory/keys.ts";
+import { parseDigest } from "../runtime/memory/patch.ts";
 import { FactSearch, recall, type Fact } from "../runtime/memory/recall.ts";
+import { recalledFacts } from "../runtime/memory/state.ts";
 import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts";
 import { obj } from "../runtime/values.ts";
 import { median } from "./support.ts";
@@ -62,8 +65,21 @@ async function boundedAndFast(dir: string): Promise<void> {
       warm.push(performance.now() - t0);
       await s.release();
     }
-    const w = median(warm);
-    console.log(`100,000 facts: rebuild ${build.toFixed(0)} ms (target <= 2000 ms) ${build <= 2000 ? "ok" : "MISSED"}; a new store's first call (loads recall.jsonl) ${load.toFixed(0)} ms; warm call ${w.toFixed(2)} ms (target <= 5 ms) ${w <= 5 ? "ok" : "MISSED"}`);
+    // one call's recall (the target): the index checked against the ledger, the search and the choice of
+    // facts, as a call's load runs it, with its own index cache warmed once
+    const memDir = path.join(dir, ".vvm", "memory", escapeKey(key));
+    const ledger = path.join(memDir, "ledger.jsonl");
+    const sync = { fs: nodeFs, ledger, index: path.join(memDir, "recall.jsonl"), ledgerSize: (await stat(ledger)).size, cache: new Map(), persist: false, warn: () => {} };
+    const settings = parseDigest(null).settings;
+    await recalledFacts({ ...sync, settings, query: "warm-up", budgetChars: BUDGET_CHARS });
+    const costs: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      t0 = performance.now();
+      await recalledFacts({ ...sync, settings, query: `What did @Team${i} ship in change ${i * 97}?`, budgetChars: BUDGET_CHARS });
+      costs.push(performance.now() - t0);
+    }
+    const c = median(costs);
+    console.log(`100,000 facts: rebuild ${build.toFixed(0)} ms (target <= 2000 ms) ${build <= 2000 ? "ok" : "MISSED"}; a new store's first call (loads recall.jsonl) ${load.toFixed(0)} ms; a warm call's recall ${c.toFixed(2)} ms (target <= 5 ms) ${c <= 5 ? "ok" : "MISSED"}, the whole dry_run open around it ${median(warm).toFixed(2)} ms (context)`);
   }
 }
 
