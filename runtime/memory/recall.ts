@@ -112,6 +112,8 @@ export class FactSearch {
   /** positions of the facts a `forget` entry removed: never searched, recalled or counted */
   readonly removed = new Set<number>();
   private readonly weights: number[] = [];
+  /** how many facts have a weight other than 1 (none: ranking skips the weights) */
+  private weighted = 0;
   /** in how many indexed facts each term occurs */
   private readonly df = new Map<string, number>();
   /**
@@ -123,7 +125,7 @@ export class FactSearch {
     fields: ["text"],
     tokenize: (text) => text.split(WORD_BREAK),
     processTerm: term,
-    searchOptions: { combineWith: "OR", boostDocument: (id) => this.weights[id as number] ?? 1 },
+    searchOptions: { combineWith: "OR" },
     // forgetting is rare: discarded facts are left out of results at once, and the index is never compacted behind our back
     autoVacuum: false,
   });
@@ -167,7 +169,9 @@ export class FactSearch {
     for (const fact of added) {
       const f = fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact;
       this.facts.push(f);
-      this.weights.push(weightOf(PREFIX.exec(f.text)));
+      const w = weightOf(PREFIX.exec(f.text));
+      this.weights.push(w);
+      if (w !== 1) this.weighted++;
     }
   }
 
@@ -196,13 +200,17 @@ export class FactSearch {
     // only common words: the rarest of them still rank something
     if (kept.length === 0) kept = all.sort((a, b) => this.df.get(a)! - this.df.get(b)!).slice(0, 2);
     if (kept.length === 0) return [];
-    return this.index
-      .search(kept.join(" "), {
-        // an `@Entity` the call names is the strongest sign that a fact is about it
-        boostTerm: (t) => (entities.has(t) ? 2 : 1),
-      })
-      .slice(0, MAX_HITS)
-      .map((r) => r.id as number);
+    const results = this.index.search(kept.join(" "), {
+      // an `@Entity` the call names is the strongest sign that a fact is about it
+      boostTerm: (t) => (entities.has(t) ? 2 : 1),
+    });
+    // An opinion's weight scales its score. It is applied here rather than as minisearch's boostDocument,
+    // which costs a callback and two map lookups per matching fact: a quarter of a search over 100,000 facts.
+    if (this.weighted > 0) {
+      for (const r of results) r.score *= this.weights[r.id as number]!;
+      results.sort((a, b) => b.score - a.score);
+    }
+    return results.slice(0, MAX_HITS).map((r) => r.id as number);
   }
 }
 

@@ -61,6 +61,13 @@ describe("recall", () => {
     if (texts(r).includes(all[5])) expect(texts(r).indexOf(all[5])).toBeLessThan(texts(r).indexOf(all[60]));
   });
 
+  it("ranks an opinion by its confidence, and a plain fact above a doubtful opinion", () => {
+    const same = ["O(c=0.1) @Ann likes green tea", "O(c=1) @Bob likes green tea", "B @Cat likes green tea", "O(c=0.2) @Dan likes green tea"];
+    expect(searchOver(same).search("green tea")).toEqual([1, 2, 3, 0]);
+    // the order they were retained in does not matter
+    expect(searchOver([...same].reverse()).search("green tea")).toEqual([2, 1, 0, 3]);
+  });
+
   it("boosts @Entity mentions over the same word in passing", () => {
     const all = history({ 20: "B a vendor named stripe was mentioned during lunch", 21: "W @Stripe webhooks retry for three days" });
     const r = recall(searchOver(all), "@Stripe", 100, "relevant", 0);
