@@ -1,15 +1,14 @@
 // `vvm test --update` writes NAME.test.snap.yaml through a temporary file: a link planted in the repository
 // where that temporary file goes is never written through (spec/testing.md).
-import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeSnapshots } from "../../src/commands/test-snapshot.ts";
 import { runCli } from "../support/cli.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
 
-const root = useTempDir("vvm-snap-links-");
 /** A fresh, empty folder for one test (all removed with the file's temporary folder). */
-const fresh = () => mkdtempSync(path.join(root, "t-"));
+const fresh = useFreshDirs("vvm-snap-links-");
 
 describe("writing snapshots", () => {
   it("never writes through a link where its temporary file would go", async () => {

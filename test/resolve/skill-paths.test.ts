@@ -1,16 +1,16 @@
 // A skill's name and package never climb out of where its source form says the skill is: a github: name is
 // one folder of ~/.vvm/skills, an npm: package is a folder of node_modules (spec/agent-calls.md §8 "Skills").
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSkill } from "../../src/resolve/skill-files.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
 
-const root = useTempDir("vvm-skill-paths-");
+const fresh = useFreshDirs("vvm-skill-paths-");
 
 /** home/.vvm/skills (empty), project/main.vvm, and a skill folder `outside` beside them. */
 function layout(): { skillsHome: string; module: string } {
-  const tmp = mkdtempSync(path.join(root, "t-"));
+  const tmp = fresh();
   const skillsHome = path.join(tmp, "home", ".vvm", "skills");
   mkdirSync(skillsHome, { recursive: true });
   mkdirSync(path.join(tmp, "project", "node_modules"), { recursive: true });

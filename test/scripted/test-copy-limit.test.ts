@@ -1,16 +1,15 @@
 // Each test runs in a copy of its program's folder: a test file naming a program in a huge folder (its home
 // folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
 // A script file that never ends (a device) is refused too.
-import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_COPY_BYTES } from "../../src/commands/test-run.ts";
 import { runCli } from "../support/cli.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
 
-const root = useTempDir("vvm-test-copy-");
 /** A fresh, empty folder for one test (all removed with the file's temporary folder). */
-const fresh = () => mkdtempSync(path.join(root, "t-"));
+const fresh = useFreshDirs("vvm-test-copy-");
 
 describe("vvm test's copy of the program's folder", () => {
   it("is refused past its limit, naming the folder", async () => {

@@ -1,19 +1,19 @@
 // `vvm runs` reads (and prune removes) only what is really under <project>/.vvm/runs, and only so much of it: a hostile repository may
 // commit `.vvm`, `.vvm/runs` or a run's `bindings` as a symbolic link to somewhere else (spec/state.md §6).
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findRun, listRuns, readBinding, removeRun } from "../../runtime/state/runs.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
 
-const root = useTempDir("vvm-runs-links-");
+const fresh = useFreshDirs("vvm-runs-links-");
 
 const ID = "20200101-000000-aaaaaa";
 const STATE = `# VVM Run: ${ID}\n\nProgram: p.vvm\nStarted: 2020-01-01T00:00:00Z\nStatus: completed\n\n## Binding Index\n\n| Name | Ref Path | Summary |\n|------|----------|---------|\n| x | bindings/b000001.md | s |\n`;
 
 /** `elsewhere/runs/<id>/` with a state.md and a binding, and an empty project beside it. */
 function layout(): { project: string; elsewhere: string } {
-  const tmp = mkdtempSync(path.join(root, "t-"));
+  const tmp = fresh();
   const elsewhere = path.join(tmp, "elsewhere");
   mkdirSync(path.join(elsewhere, "runs", ID, "bindings"), { recursive: true });
   writeFileSync(path.join(elsewhere, "runs", ID, "state.md"), STATE);

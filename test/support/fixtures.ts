@@ -13,6 +13,12 @@ export function useTempDir(prefix: string): string {
   return dir;
 }
 
+/** A fresh, empty folder per call, each inside one temporary directory for the whole file (useTempDir). */
+export function useFreshDirs(prefix: string): () => string {
+  const root = useTempDir(prefix);
+  return () => mkdtempSync(path.join(root, "t-"));
+}
+
 /** The Messages API stand-in, listening for the whole file and reset (queue, handler, records) before each test. */
 export function useStandin(): Standin {
   const standin = new Standin();

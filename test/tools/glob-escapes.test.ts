@@ -1,14 +1,13 @@
 // A permission glob may escape glob characters in a folder's name (`data \(old\)/**`), as bindingsGlob does
 // for the run's bindings folder: the escapes name the folder, they are not part of its path.
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { GlobSet } from "../../runtime/tools/globs.ts";
-import { useTempDir } from "../support/fixtures.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
 
-const root = useTempDir("vvm-glob-escapes-");
 /** A fresh, empty folder for one test (all removed with the file's temporary folder). */
-const fresh = () => mkdtempSync(path.join(root, "t-"));
+const fresh = useFreshDirs("vvm-glob-escapes-");
 
 describe("escaped glob characters in a glob's folder", () => {
   it("match the folder of that name, and only it", async () => {
