@@ -3,7 +3,8 @@
 // Format: spec/agent-calls.md §6.
 import { FileRefused, readTextFile } from "../text-file.ts";
 import path from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { scalarKey, YamlSource } from "./yaml-source.ts";
 import { parseDuration } from "../duration.ts";
 import {
   ProviderError,
@@ -79,20 +80,10 @@ export async function loadScript(file: string, displayName: string): Promise<Scr
 
 /** Parse and validate a script strictly: every mistake names the rule, the field and the line. */
 export function parseScript(text: string, displayName: string): ScriptRule[] {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-  const at = (node: YamlNode | Pair | null | undefined): string => {
-    const range = node && "range" in node ? node.range : node && "key" in node ? (node.key as YamlNode | null)?.range : undefined;
-    if (!range) return displayName;
-    const { line, col } = lc.linePos(range[0]);
-    return `${displayName}:${line}:${col}`;
-  };
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0];
-    const { line, col } = lc.linePos(e.pos[0]);
-    throw new ScriptError(`${displayName}:${line}:${col}: not valid YAML or JSON: ${e.message.split("\n")[0]}`);
-  }
-  let root = doc.contents as YamlNode | null;
+  const src = YamlSource.parse(text, displayName);
+  if (!(src instanceof YamlSource)) throw new ScriptError(`${src.at}: not valid YAML or JSON: ${src.message}`);
+  const at = (node: YamlNode | Pair | null | undefined): string => src.at(node);
+  let root = src.doc.contents as YamlNode | null;
   if (isMap(root)) {
     for (const pair of root.items) {
       const key = scalarKey(pair);
@@ -103,21 +94,13 @@ export function parseScript(text: string, displayName: string): ScriptRule[] {
   if (!isSeq(root)) {
     throw new ScriptError(`${at(root)}: a script is a list of rules, or an object with a "rules" list`);
   }
-  return root.items.map((item, i) => ({ ...parseRule(item as YamlNode, i + 1, at), line: lineOf(lc, item as YamlNode) }));
-}
-
-function lineOf(lc: LineCounter, node: YamlNode): number {
-  return node.range ? lc.linePos(node.range[0]).line : 0;
+  return root.items.map((item, i) => ({ ...parseRule(item as YamlNode, i + 1, at), line: src.line(item as YamlNode) }));
 }
 
 /** `/pattern/flags` carries flags (e.g. `/review/i`); anything else is the pattern itself. Throws SyntaxError. */
 export function ruleRegex(text: string): RegExp {
   const literal = /^\/(.*)\/([a-z]*)$/s.exec(text);
   return literal ? new RegExp(literal[1]!, literal[2]) : new RegExp(text);
-}
-
-function scalarKey(pair: Pair): string {
-  return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
 
 function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null | undefined) => string): Omit<ScriptRule, "line"> {

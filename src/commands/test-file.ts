@@ -2,8 +2,9 @@
 // each test, read strictly. Every mistake is a TestFileError `file:line:col: where: what`, never a stack.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseScript, ruleRegex, ScriptError } from "../../runtime/providers/script.ts";
+import { scalarKey, YamlSource } from "../../runtime/providers/yaml-source.ts";
 import { ENTRY_KINDS } from "../../runtime/memory/ledger.ts";
 import type { MemoryScope } from "../../runtime/memory/keys.ts";
 
@@ -81,21 +82,16 @@ export async function loadTestFile(file: string, shown: string): Promise<TestFil
 }
 
 /** A YAML document with its line counter; a syntax error (duplicate keys too) is a TestFileError at its place. */
-export function parseYaml(text: string, shown: string, hint = ""): { doc: Document; lc: LineCounter } {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const { line, col } = lc.linePos(e.pos[0]);
-    throw new TestFileError(`${shown}:${line}:${col}: not valid YAML: ${e.message.split("\n")[0]}${hint}`);
-  }
-  return { doc, lc };
+export function parseYaml(text: string, shown: string, hint = ""): YamlSource {
+  const src = YamlSource.parse(text, shown);
+  if (!(src instanceof YamlSource)) throw new TestFileError(`${src.at}: not valid YAML: ${src.message}${hint}`);
+  return src;
 }
 
 export function parseTestFile(text: string, file: string, shown: string): TestFile {
-  const { doc, lc } = parseYaml(text, shown);
-  const r = new Reader(text, lc, shown, path.dirname(file));
-  const root = doc.contents as YamlNode | null;
+  const src = parseYaml(text, shown);
+  const r = new Reader(text, src, shown, path.dirname(file));
+  const root = src.doc.contents as YamlNode | null;
   const top = r.fields(root, "the test file", FILE_FIELDS, "an object with program, script and tests");
   const program = top.has("program") ? r.file(top.get("program")!, "program") : file.replace(/\.test\.ya?ml$/, ".vvm");
   const script = top.has("script") ? r.script(top.get("script")!, "script") : null;
@@ -116,23 +112,13 @@ export function parseTestFile(text: string, file: string, shown: string): TestFi
 class Reader {
   constructor(
     private readonly text: string,
-    private readonly lc: LineCounter,
+    private readonly src: YamlSource,
     private readonly shown: string,
     private readonly dir: string,
   ) {}
 
-  at(node: YamlNode | null | undefined): string {
-    if (!node?.range) return this.shown;
-    const { line, col } = this.lc.linePos(node.range[0]);
-    return `${this.shown}:${line}:${col}`;
-  }
-
-  line(node: YamlNode): number {
-    return node.range ? this.lc.linePos(node.range[0]).line : 0;
-  }
-
   fail(node: YamlNode | null | undefined, message: string): never {
-    throw new TestFileError(`${this.at(node)}: ${message}`);
+    throw new TestFileError(`${this.src.at(node)}: ${message}`);
   }
 
   /** An object's fields by name, each an allowed one. */
@@ -140,7 +126,7 @@ class Reader {
     if (!isMap(node)) this.fail(node, `${where}: expected ${shape}`);
     const out = new Map<string, YamlNode>();
     for (const pair of (node as YAMLMap).items as Pair<YamlNode, YamlNode>[]) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const key = scalarKey(pair);
       if (!allowed.includes(key)) this.fail(pair.key, `${where}: unknown field "${key}" (expected one of: ${allowed.join(", ")})`);
       out.set(key, pair.value ?? (pair.key as YamlNode));
     }
@@ -210,7 +196,7 @@ class Reader {
     if (!f.has("expect")) this.fail(node, `${where}: missing "expect"`);
     return {
       name,
-      line: this.line(node),
+      line: this.src.line(node),
       inputs: f.has("inputs") ? this.object(f.get("inputs")!, `${where}: inputs`) : null,
       inputFile: f.has("input_file") ? this.file(f.get("input_file")!, `${where}: input_file`) : null,
       script,
