@@ -33,7 +33,9 @@ export class GlobSet {
       const scan = picomatch.scan(g);
       // the fixed prefix keeps the escapes as written (`data \(old\)`): they name the folder, they are not in its path
       const fixed = unescapeGlob(scan.isGlob ? scan.base : g);
-      const base = realish(path.resolve(root, fixed === "" ? "." : fixed));
+      const prefix = path.resolve(root, fixed === "" ? "." : fixed);
+      // a prefix that cannot be resolved (a link loop) is no directory: its text, which no real path lies under
+      const base = resolvable(prefix) ?? prefix;
       globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
     }
     return new GlobSet([...trees.map((dir) => `${dir}/**`), ...written], globs);
@@ -76,16 +78,29 @@ export function relativeUnder(dir: string, p: string): string | null {
 /**
  * The real path of `abs` as far as it exists: links in its existing part resolved, the missing rest appended
  * as written. (A path that does not exist yet still has a definite real location: where it would be created.)
+ * Any other failure to resolve (a link loop, a resolution longer than PATH_MAX, no permission) throws: the
+ * path as written would name the link rather than where an open would lead.
  */
 export function realish(abs: string): string {
   // synchronous on purpose: one realpath(3), no heavier than the open that follows it, where a trip through
   // libuv's thread pool waits for the event loop to wake and cost a tool turn ~0.3 ms (bench/tool-loop)
   try {
     return realpathSync.native(abs);
-  } catch {
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // missing, or under something that is not a directory (an open fails there too): only then is the rest as written
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
     const parent = path.dirname(abs);
     if (parent === abs) return abs;
     return path.join(realish(parent), path.basename(abs));
+  }
+}
+
+function resolvable(abs: string): string | null {
+  try {
+    return realish(abs);
+  } catch {
+    return null;
   }
 }
 

@@ -78,7 +78,7 @@ export class Sandbox {
   /** A file or directory to read: its real location (every link followed) must match a read glob. */
   async forRead(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p);
-    const real = realish(abs);
+    const real = resolved(abs, p);
     if (!this.read.matches(real)) throw this.denied("read", p, abs, real);
     return { abs, real, shown: this.show(abs) };
   }
@@ -86,7 +86,7 @@ export class Sandbox {
   /** A directory to list or search under: allowed when the read globs may match something inside it. */
   async forWalk(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p, "pattern");
-    const real = realish(abs);
+    const real = resolved(abs, p);
     if (!this.read.mayContain(real) && !this.read.matches(real)) throw this.denied("read", p, abs, real);
     return { abs, real, shown: this.show(abs) };
   }
@@ -98,7 +98,7 @@ export class Sandbox {
   async forWrite(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p);
     if (p.endsWith("/") || p.endsWith("\\")) throw new ToolFailed(`${JSON.stringify(p)} names a directory; give a file path`, "bad_input");
-    const real = path.join(realish(path.dirname(abs)), path.basename(abs));
+    const real = path.join(resolved(path.dirname(abs), p), path.basename(abs));
     // the target's own location must be allowed before anything about it (even whether it exists) is said
     if (!this.write.matches(real)) throw this.denied("write", p, abs, real);
     const st = await fs.lstat(real).catch(() => null);
@@ -189,6 +189,16 @@ export interface WalkResult {
 function finish(r: WalkResult): WalkResult {
   r.files.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
   return r;
+}
+
+/** realish(), with a path that cannot be resolved (a link loop, too long once links are followed) refused as a tool error. */
+function resolved(abs: string, p: string): string {
+  try {
+    return realish(abs);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new ToolFailed(`${JSON.stringify(p)} cannot be resolved (${code}${code === "ELOOP" ? ": too many links" : code === "ENAMETOOLONG" ? ": too long once its links are followed" : ""})`, "bad_input");
+  }
 }
 
 function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {

@@ -103,6 +103,44 @@ describe("paths", () => {
     expect(await ok(box, "search_files", { query: "private" })).toMatch(/^no line matches/);
   });
 
+  it("a link whose target cannot be resolved (longer than PATH_MAX once followed) is refused, not taken as written", async () => {
+    const { dir, outside } = await fixture();
+    // docs/L leads through docs/S1 (10 levels of 250-character names) and S1/S2 (7 more) back up and out:
+    // every link is short, but realpath(3) gives ENAMETOOLONG while the kernel's open still follows it
+    const name = (i: number) => String(i).padStart(3, "0") + "x".repeat(247);
+    const chain = (from: number, count: number) => Array.from({ length: count }, (_, j) => name(from + j)).join("/");
+    const script = [
+      "set -e",
+      `cd "$1/docs"`,
+      `mkdir -p ${chain(1, 10)}`,
+      `ln -s ${chain(1, 10)} S1`,
+      `ln -s "S1/S2/${"../".repeat(57)}${outside.slice(1)}" L`,
+      `cd ${chain(1, 10)}`,
+      `mkdir -p ${chain(11, 7)}`,
+      `ln -s ${chain(11, 7)} S2`,
+    ].join("\n");
+    execFileSync("sh", ["-c", script, "sh", dir]);
+    try {
+      expect(await readFile(path.join(dir, "docs", "L", "private.txt"), "utf8")).toBe("private\n");
+      const box = await tools(dir, { read: ["docs/**"], write: ["docs/**"] });
+      for (const [tool, input] of [
+        ["read_file", { path: "docs/L/private.txt" }],
+        ["list_files", { pattern: "docs/L/*" }],
+        ["search_files", { query: "private", pattern: "docs/L/*" }],
+        ["write_file", { path: "docs/L/planted.txt", content: "x" }],
+        ["edit_file", { path: "docs/L/private.txt", old: "private", new: "edited" }],
+      ] as const) {
+        expect((await refused(box, tool, input)).message, tool).toMatch(/cannot be resolved \(ENAMETOOLONG/);
+      }
+      expect(await ok(box, "search_files", { query: "private" })).toMatch(/^no line matches/);
+      expect(await readFile(path.join(outside, "private.txt"), "utf8")).toBe("private\n");
+      await expect(stat(path.join(outside, "planted.txt"))).rejects.toThrow();
+    } finally {
+      // Node's rm gives up on paths this deep; rm(1) does not
+      execFileSync("rm", ["-rf", path.join(dir, "docs")]);
+    }
+  });
+
   it("the program's directory may itself be reached through a link", async () => {
     const { dir } = await fixture();
     const via = path.join(root, `via-link-${n}`);
