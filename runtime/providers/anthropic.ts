@@ -24,6 +24,7 @@ import {
   type Turn,
   type Usage,
 } from "../provider.ts";
+import { wellFormed } from "../text.ts";
 import { CachePlanner } from "./cache-plan.ts";
 
 /** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
@@ -152,7 +153,8 @@ export class AnthropicProvider implements Provider {
   private async send(params: MessageCreateParamsNonStreaming, signal: AbortSignal) {
     let msg;
     try {
-      msg = await this.client.messages.create(params, { signal, maxRetries: 0 });
+      // half a surrogate pair (a program input's "\ud83d", a cut inside a character) would make the API refuse the request
+      msg = await this.client.messages.create(wellFormed(params), { signal, maxRetries: 0 });
     } catch (err) {
       throw toProviderError(err);
     }

@@ -4,6 +4,7 @@
 import { closeSync, constants, fstatSync, openSync, read, readSync, promises as fs } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
+import { cutText } from "../text.ts";
 import { searchFiles } from "./search.ts";
 import { ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
@@ -96,7 +97,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
         }
         let line = raw;
         if (line.length > LIMITS.lineChars) {
-          line = line.slice(0, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`;
+          line = cutText(line, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`;
           cutLines++;
         }
         if (chars + line.length + 1 > LIMITS.readChars && lines.length > 0) {
@@ -110,7 +111,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
       if (end) break;
       // a single line longer than everything we would show: no need to read the rest of it
       if (partial.length > LIMITS.readChars + LIMITS.lineChars) {
-        partial = partial.slice(0, LIMITS.lineChars + 1);
+        partial = cutText(partial, LIMITS.lineChars + 1);
       }
     }
     if (st.size === 0) return { text: `(${target.shown} is empty)`, path: target.shown };

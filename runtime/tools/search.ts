@@ -58,7 +58,9 @@ outer: for (const f of files) {
       const line = lines[i].endsWith("\\r") ? lines[i].slice(0, -1) : lines[i];
       if (!re.test(line)) continue;
       if (matches.length >= maxMatches) { truncated = true; break outer; }
-      const shown = line.length > maxLineChars ? line.slice(0, maxLineChars) + " …" : line;
+      // a cut never splits a surrogate pair (half a character is refused by the API)
+      const cutAt = line.length > maxLineChars && line.charCodeAt(maxLineChars - 1) >= 0xd800 && line.charCodeAt(maxLineChars - 1) <= 0xdbff ? maxLineChars - 1 : maxLineChars;
+      const shown = line.length > maxLineChars ? line.slice(0, cutAt) + " …" : line;
       matches.push({ shown: f.shown, line: i + 1, text: shown });
     }
   } finally { fs.closeSync(fd); }

@@ -2,6 +2,7 @@
 // follows the agent's permissions (nothing without them); every argument is checked before use, and every
 // refusal or failure is answered to the model as a tool error so the loop can go on (spec/agent-calls.md §8).
 import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
+import { cutText } from "../text.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
 import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
 import { memorySearchTool, MEMORY_SEARCH_LIMITS, type MemorySearch } from "./memory-search-tool.ts";
@@ -286,7 +287,7 @@ function pathArg(input: unknown): string | null {
   if (typeof input !== "object" || input === null) return null;
   const o = input as Record<string, unknown>;
   const p = typeof o.path === "string" ? o.path : typeof o.pattern === "string" ? o.pattern : null;
-  return p === null ? null : p.length > 300 ? p.slice(0, 300) + "…" : p;
+  return p === null ? null : p.length > 300 ? cutText(p, 300) + "…" : p;
 }
 
 function jsonBytes(v: unknown): number {

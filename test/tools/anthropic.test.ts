@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
 import type { Value } from "../../runtime/values.ts";
+import { LIMITS } from "../../runtime/tools/file-tools.ts";
 import { perm } from "../../stdlib/basics.ts";
 import { errorOf } from "../support/errors.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
@@ -172,6 +173,23 @@ describe("tools through the SDK", () => {
       [true, "bad arguments for read_file: path must be a string"],
       [true, 'there is no tool named "run_program"; the tools are read_file, list_files, search_files'],
     ]);
+  });
+
+  it("text cut inside a character and half surrogate pairs in the input never reach the API (it refuses them)", async () => {
+    const dir = await programDir();
+    // both cuts (read_file at LIMITS.lineChars, search_files at its line limit) land between an emoji's two halves
+    await writeFile(path.join(dir, "docs", "wide.md"), "a".repeat(LIMITS.lineChars - 1) + "😀 tail\n" + "needle" + "b".repeat(293) + "😀 tail\n");
+    standin.enqueue(
+      { type: "tool_use", calls: [{ name: "read_file", input: { path: "docs/wide.md" } }, { name: "search_files", input: { query: "needle" } }] },
+      { type: "text", text: "read" },
+    );
+    const { rt } = harness(provider(), { programDir: dir });
+    // a program's JSON input may hold "\ud83d" alone
+    expect(await rt.call(callReq(agent("x", { permissions: perms({ read: ["docs/**"] }) }), "t", "half \ud83d here"))).toBe("read");
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    for (const [, content] of results(1)) expect(content).not.toMatch(lone);
+    expect(results(1)[0][1]).toContain("a".repeat(LIMITS.lineChars - 1) + " …[line cut");
+    expect(JSON.stringify(standin.requests[0].body.messages)).toContain("half \uFFFD here");
   });
 
   it("an API failure mid-loop is the call's error value, and the file written before it stays", async () => {
