@@ -80,22 +80,21 @@ export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
 /** The cached index while recall.jsonl is the file it was read from or written as; else the file read afresh (null: absent or unusable). */
 async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   const cached = o.cache.get(o.index);
-  let id: { ino: number; mtimeMs: number } | null;
-  let size: number | null;
+  let id: { ino: number; size: number } | null;
   try {
     id = await o.fs.identity(o.index);
-    size = id === null ? null : await o.fs.size(o.index);
   } catch {
     return null;
   }
-  if (cached && (cached.file === null ? id === null : id !== null && id.ino === cached.file.ino && size === cached.file.size)) return cached;
+  if (cached && (cached.file === null ? id === null : id !== null && id.ino === cached.file.ino && id.size === cached.file.size)) return cached;
   if (id === null) return null;
+  const { size } = id;
   const damaged = () => {
     o.warn("recall.jsonl is damaged or does not match ledger.jsonl; it is rebuilt from the ledger (nothing is lost: it is derived)");
     return null;
   };
   // an index is never much larger than its ledger: a bigger one (a planted file) is not even read
-  if (size !== null && size > maxIndexBytes(o.ledgerSize)) return damaged();
+  if (size > maxIndexBytes(o.ledgerSize)) return damaged();
   let raw: Buffer | null;
   try {
     raw = await o.fs.readFile(o.index);
@@ -253,7 +252,7 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
     // forgotten facts are left out: a whole index holds only what is retained
     const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.live().map((f) => [f.seq, f.i, f.ts, f.text]), forget: [] };
     const data = JSON.stringify(whole) + "\n";
-    const ino = await o.fs.writeAtomic(o.index, data);
+    const ino = await o.fs.writeAtomic(o.index, data, undefined, { sync: false });
     return { ino, size: Buffer.byteLength(data) };
   } catch (err) {
     o.warn(`recall.jsonl not written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); recall reads the ledger again next time`);

@@ -25,7 +25,6 @@ import {
   open,
   openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rename,
   renameSync,
@@ -84,8 +83,8 @@ export interface MemoryFs {
   mkdirp(dir: string): Promise<void>;
   /** size in bytes, or null when the path does not exist */
   size(file: string): Promise<number | null>;
-  /** the inode and modification time of `file` itself (a link is not followed), or null when nothing is there */
-  identity(file: string): Promise<{ ino: number; mtimeMs: number } | null>;
+  /** the inode, size and modification time of `file` itself (a link is not followed), or null when nothing is there */
+  identity(file: string): Promise<{ ino: number; size: number; mtimeMs: number } | null>;
   /** names of the entries of a directory */
   list(dir: string): Promise<string[]>;
   /** give the file at `file` (a link itself, never followed) a second name, which must be new */
@@ -173,6 +172,18 @@ function openExisting(file: string, flags: number): { fd: number; size: number; 
   return opened;
 }
 
+/** Up to `length` bytes from `start` (fewer at the end of the file). */
+function readAt(fd: number, start: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, start + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
 function writeAll(fd: number, data: Buffer, position: number | null): void {
   let off = 0;
   while (off < data.length) off += writeSync(fd, data, off, data.length - off, position === null ? null : position + off);
@@ -196,7 +207,8 @@ export const nodeFs: MemoryFs = {
       const opened = openRegular(file, constants.O_RDONLY);
       if (opened === null) return null;
       try {
-        return readFileSync(opened.fd);
+        // the size openRegular's fstat gave (readFileSync would fstat again); a write since is read next time
+        return readAt(opened.fd, 0, opened.size);
       } finally {
         closeSync(opened.fd);
       }
@@ -206,16 +218,7 @@ export const nodeFs: MemoryFs = {
       const opened = openRegular(file, constants.O_RDONLY);
       if (opened === null) return null;
       const { fd, size, ino } = opened;
-      const read = async (start: number, length: number) => {
-        const buf = Buffer.allocUnsafe(length);
-        let got = 0;
-        while (got < length) {
-          const n = readSync(fd, buf, got, length - got, start + got);
-          if (n === 0) break;
-          got += n;
-        }
-        return buf.subarray(0, got);
-      };
+      const read = async (start: number, length: number) => readAt(fd, start, length);
       return {
         size,
         ino,
@@ -341,7 +344,7 @@ export const nodeFs: MemoryFs = {
   async identity(file) {
     try {
       const st = lstatSync(file);
-      return { ino: st.ino, mtimeMs: st.mtimeMs };
+      return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
     } catch (err) {
       if (isENOENT(err)) return null;
       throw err;

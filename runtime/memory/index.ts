@@ -50,6 +50,7 @@ export function storeShared(fs: MemoryFs, budgetTokens: number, warn: (message: 
     retainChars: budgetChars(budgetTokens),
     tails: new Map<string, TailCache>(),
     facts: new Map<string, FactIndex>(),
+    replacedChecked: new Map<string, Map<string, string>>(),
     sessions: new Set<Session>(),
     warn(loc, prov, message) {
       const where = prov ? `${showPath(prov.site.path)}:${prov.site.span.line}: ` : "";

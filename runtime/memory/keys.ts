@@ -166,22 +166,34 @@ function assertInside(root: string, target: string): void {
  * null when it does not exist.
  */
 export async function verifyContainment(loc: MemoryLocation): Promise<string | null> {
-  let realRoot: string;
-  let realDir: string;
-  try {
-    // synchronous: two syscalls, cheaper than two thread-pool round trips
-    realRoot = realpathSync.native(loc.root);
-    realDir = realpathSync.native(loc.dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null; // nothing there yet: nothing to escape through
-    throw err;
-  }
+  const realRoot = realPath(loc.root);
+  const realDir = realRoot === null ? null : realPath(loc.dir);
+  // nothing there yet: nothing to escape through
+  if (realRoot === null || realDir === null) return null;
   try {
     assertInside(realRoot, realDir);
   } catch {
     throw new BindingError(`memory directory ${loc.dir} resolves to ${realDir}, outside ${realRoot} (symbolic link?)`);
   }
   return realDir;
+}
+
+/**
+ * Where the directory is now (null: gone). A session compares it with what verifyContainment gave
+ * at open: the same real path is still inside the root, so the root need not be resolved again.
+ */
+export function currentRealDir(loc: MemoryLocation): string | null {
+  return realPath(loc.dir);
+}
+
+function realPath(p: string): string | null {
+  try {
+    // synchronous: a few syscalls, cheaper than a thread-pool round trip
+    return realpathSync.native(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
 }
 
 export function sha256(data: string | Buffer): string {

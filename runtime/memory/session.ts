@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { MemoryMode, MemoryReport, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
-import { BindingError, sha256, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { currentRealDir, sha256, type MemoryLocation } from "./keys.ts";
 import { ForwardLines, LEDGER_VERSION, MAX_ENTRY_BYTES, MAX_SEQ, scanTail, serializeEntry, wholeTail, type FactRef, type LedgerEntry, type Provenance, type TailCache, type ToolProvenance } from "./ledger.ts";
 import type { HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
@@ -34,6 +34,8 @@ const MAX_REPLACED = 4;
 interface Replaced {
   name: string;
   mtimeMs: number;
+  /** inode, size and modification time: the same again means not written since (see settleReplaced) */
+  seen: string;
 }
 
 /** What the sessions of one store share. */
@@ -45,6 +47,8 @@ export interface StoreShared {
   tails: Map<string, TailCache>;
   /** recall indexes, by recall.jsonl path (see syncFacts) */
   facts: Map<string, FactIndex>;
+  /** by memory directory: the replaced digests found unchanged, with what identified them then (see settleReplaced) */
+  replacedChecked: Map<string, Map<string, string>>;
   /** open sessions, released when the store closes */
   sessions: Set<Session>;
   /** a warning about this memory, prefixed with the call's program and line when known */
@@ -149,12 +153,14 @@ export class Session implements MemorySession {
     }
     const writing = this.mode === "continue";
     const { fs, files } = this;
+    let replaced: Replaced[] = [];
     if (writing) {
       // the lock is ours now: the directory checked at open must still be the one we locked
       await this.checkDir();
-      await this.removeOrphans();
+      const names = await fs.list(this.loc.dir);
+      await this.removeOrphans(names);
+      replaced = await this.replacedFiles(names);
     }
-    const replaced = writing ? await this.replacedFiles() : [];
     const digest = await this.readDigest();
     this.parsed = digest.parsed;
     this.hash = digest.hash;
@@ -307,8 +313,8 @@ export class Session implements MemorySession {
   }
 
   /** Temporary files of writers killed mid-write; only the store's own names, under the lock. */
-  private async removeOrphans() {
-    for (const name of await this.fs.list(this.loc.dir)) {
+  private async removeOrphans(names: string[]) {
+    for (const name of names) {
       if (isOrphanName(name)) await this.fs.remove(path.join(this.loc.dir, name));
     }
   }
@@ -317,8 +323,8 @@ export class Session implements MemorySession {
    * The files earlier commits replaced (REPLACED). A name that is still digest.md's own second name (a
    * crash came between the link and the rename) is removed at once: digest.md must have one name.
    */
-  private async replacedFiles(): Promise<Replaced[]> {
-    const names = (await this.fs.list(this.loc.dir)).filter((n) => REPLACED.test(n));
+  private async replacedFiles(inDir: string[]): Promise<Replaced[]> {
+    const names = inDir.filter((n) => REPLACED.test(n));
     if (names.length === 0) return [];
     const current = (await this.fs.identity(this.files.digest))?.ino;
     const kept: Replaced[] = [];
@@ -326,7 +332,7 @@ export class Session implements MemorySession {
       const file = path.join(this.loc.dir, name);
       const id = await this.fs.identity(file);
       if (current !== undefined && id?.ino === current) await this.fs.remove(file);
-      else kept.push({ name, mtimeMs: id?.mtimeMs ?? 0 });
+      else kept.push({ name, mtimeMs: id?.mtimeMs ?? 0, seen: id === null ? "" : `${id.ino}:${id.size}:${id.mtimeMs}` });
     }
     // newest first (settleReplaced keeps only the first MAX_REPLACED for long)
     return kept.sort((a, b) => b.mtimeMs - a.mtimeMs);
@@ -338,17 +344,26 @@ export class Session implements MemorySession {
    * wins, as during a commit). A replaced file is removed once it has not changed for KEEP_REPLACED_MS,
    * so an editor that stalls between opening the file and writing it still finds its save kept; only
    * the MAX_REPLACED newest are kept that long (older ones are checked one last time and removed).
+   * A file this store found unchanged is read again only once its inode, size or modification time
+   * moved, and always before it is removed: a save that even leaves those as they were is still kept.
    */
   private async settleReplaced(files: Replaced[]) {
-    for (const [i, { name, mtimeMs }] of files.entries()) {
-      const file = path.join(this.loc.dir, name);
+    const { dir } = this.loc;
+    const checked = this.shared.replacedChecked.get(dir);
+    const unchanged = new Map<string, string>();
+    for (const [i, { name, mtimeMs, seen }] of files.entries()) {
+      const file = path.join(dir, name);
+      const age = i < MAX_REPLACED ? Date.now() - mtimeMs : KEEP_REPLACED_MS;
+      if (age < KEEP_REPLACED_MS && seen !== "" && checked?.get(name) === seen) {
+        unchanged.set(name, seen);
+        continue;
+      }
       let raw: Buffer | null = null;
       try {
         raw = await this.fs.readFile(file);
       } catch {
         // a link or a FIFO put there: not a file of ours, removed like one
       }
-      const age = i < MAX_REPLACED ? Date.now() - mtimeMs : KEEP_REPLACED_MS;
       if (raw !== null && raw.length <= MAX_DIGEST_FILE_BYTES && !sha256(raw).startsWith(REPLACED.exec(name)![1])) {
         const before = this.hash;
         const hash = sha256(raw);
@@ -364,7 +379,10 @@ export class Session implements MemorySession {
       }
       // removed while the model answers; finish() waits for it before the lock is released
       if (raw === null || age >= KEEP_REPLACED_MS) this.removals.push(this.fs.remove(file).catch(() => {}));
+      else if (seen !== "") unchanged.set(name, seen);
     }
+    if (unchanged.size > 0) this.shared.replacedChecked.set(dir, unchanged);
+    else this.shared.replacedChecked.delete(dir);
   }
 
   /**
@@ -398,9 +416,9 @@ export class Session implements MemorySession {
   private async checkDir() {
     let real: string | null;
     try {
-      real = await verifyContainment(this.loc);
+      real = currentRealDir(this.loc);
     } catch (err) {
-      throw new Refused(`${err instanceof BindingError ? err.message : code(err)}; patch not applied`);
+      throw new Refused(`${code(err)}; patch not applied`);
     }
     if (real === null) throw new Refused("the memory directory was removed during the call; patch not applied");
     if (real !== this.realDir) throw new Refused(`the memory directory now resolves to ${real}, not ${this.realDir} (moved or replaced during the call); patch not applied`);

@@ -233,6 +233,31 @@ describe("the file a commit replaced", () => {
     expect((await ledger(dir, "k")).entries.at(-2)?.kind).toBe("external_edit");
   });
 
+  it("a save that leaves inode, size and modification time as they were is still found before the file goes", async () => {
+    // A store reads a replaced file again only when its identity moved. Here the fs layer reports the
+    // identity from before the save (a save within one timestamp tick, at the same length), so the next calls
+    // pass the file over; the last look before it is removed must still find the save and keep it.
+    const frozen = new Map<string, { ino: number; size: number; mtimeMs: number }>();
+    const fs: MemoryFs = { ...nodeFs, identity: async (f) => frozen.get(f) ?? nodeFs.identity(f) };
+    const { store } = makeStore(dir, { fs });
+    const mem = memDir(dir, "k");
+    await call(store, "k", patchReply({ digest: "model v1" }));
+    await call(store, "k", patchReply({ digest: "model v2" }));
+    await call(store, "k", patchReply({ retain: ["B v1 looked at once"] }));
+    const old = (await readdir(mem)).find((n) => n.startsWith(`digest.md.${sha256("model v1").slice(0, 16)}.`))!;
+    const file = path.join(mem, old);
+    frozen.set(file, (await nodeFs.identity(file))!);
+    writeFileSync(file, "saved v1");
+    expect(readFileSync(file, "utf8")).toHaveLength("model v1".length);
+    await call(store, "k", patchReply({ retain: ["B one more"] }));
+    // passed over: not read again yet
+    expect((await ledger(dir, "k")).entries.some((e) => e.kind === "external_edit")).toBe(false);
+    // four newer replaced files push it past the newest kept: it is read one last time, and the save wins
+    for (let i = 3; i <= 7; i++) await call(store, "k", patchReply({ digest: `model v${i}` }));
+    const edits = (await ledger(dir, "k")).entries.filter((e) => e.kind === "external_edit");
+    expect(edits.map((e) => e.digest)).toEqual(["saved v1"]);
+  });
+
   it("a crash between its second name and the rename leaves digest.md usable", async () => {
     const { store } = makeStore(dir);
     await call(store, "k", patchReply({ digest: "model v1" }));
