@@ -123,9 +123,8 @@ export class Standin {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: unknown;
-    const raw = Buffer.concat(chunks).toString("utf8");
     try {
-      body = JSON.parse(raw);
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     } catch {
       body = null;
     }
@@ -136,7 +135,7 @@ export class Standin {
       return send(res, 404, { type: "error", error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } }, this.requestId());
     }
     // what the real API refuses about a conversation with tools, it refuses here too
-    const invalid = surrogateProblem(raw) ?? conversationProblem(body) ?? outputFormatProblem(body);
+    const invalid = surrogateProblem(body) ?? conversationProblem(body) ?? outputFormatProblem(body);
     if (invalid !== null) {
       return send(res, 400, { type: "error", error: { type: "invalid_request_error", message: invalid } }, this.requestId());
     }
@@ -250,10 +249,12 @@ export class Standin {
   }
 }
 
-/** The API's JSON parser refuses half a surrogate pair, written as an escape (how JSON.stringify writes one). */
-function surrogateProblem(raw: string): string | null {
-  const m = /\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}/.exec(raw);
-  return m === null ? null : `The request body is not valid JSON: no low surrogate in string: line 1 column ${m.index + 1} (char ${m.index})`;
+/** The API's JSON parser refuses a string with half a surrogate pair (JSON.stringify writes one as a `\ud83d` escape). */
+function surrogateProblem(body: unknown): string | null {
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  const walk = (v: unknown): boolean =>
+    typeof v === "string" ? lone.test(v) : Array.isArray(v) ? v.some(walk) : typeof v === "object" && v !== null ? Object.entries(v).some(([k, x]) => lone.test(k) || walk(x)) : false;
+  return walk(body) ? "The request body is not valid JSON: no low surrogate in string" : null;
 }
 
 /**
