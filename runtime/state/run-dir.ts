@@ -5,9 +5,10 @@ import { randomBytes } from "node:crypto";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
+import { preloadSecretRules } from "../memory/secrets.ts";
 import { isRef, makeError, type Value, type VObject } from "../values.ts";
 import { RUN_OUTPUT, StateFile, type RunStatus } from "./state-file.ts";
-import { indexCell, summarize, tableCell } from "./summary.ts";
+import { indexCell, summarize, tableCell, withoutSecrets } from "./summary.ts";
 
 /** `.vvm/runs` under the entry program's directory. */
 export const RUNS_DIR = path.join(".vvm", "runs");
@@ -48,6 +49,8 @@ export class RunDirectory {
   private anon = 0;
   /** the ref values bind() returned: only these grant a call read access to the bindings */
   private readonly made = new WeakSet<VObject>();
+  /** failure lines still being checked for secrets (finish waits for them) */
+  private readonly noting = new Set<Promise<void>>();
   private constructor(
     readonly id: string,
     /** absolute */
@@ -63,6 +66,8 @@ export class RunDirectory {
   static async create(opts: RunDirOptions): Promise<RunDirectory> {
     const fs = opts.fs ?? nodeFs;
     const now = opts.now ?? (() => new Date());
+    // names and summaries are scanned before they go into state.md: the detectors load while the first call runs
+    preloadSecretRules();
     const base = path.dirname(opts.entryPath);
     const vvm = path.join(base, ".vvm");
     const runs = path.join(base, RUNS_DIR);
@@ -131,15 +136,17 @@ export class RunDirectory {
     const id = `b${String(n).padStart(6, "0")}`;
     const name = req.name ?? `_anon_${++this.anon}`;
     const file = path.join(this.dir, "bindings", `${id}.md`);
-    const label = `${tableCell(name, 60)} = @${tableCell(req.agent, 60)}`;
     const failure = await this.write(file, req);
     if (failure !== null) {
-      this.state.trace(`${label} failed: ${id} could not be written (${code(failure)})`, this.now());
+      const [shownName] = await withoutSecrets([name]);
+      this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(req.agent, 60)} failed: ${id} could not be written (${code(failure)})`, this.now());
       return makeError("binding_failed", `the reply could not be written to ${path.join(this.shown, "bindings", `${id}.md`)} (${code(failure)})`, new Map<string, Value>([["binding", id]]));
     }
     const summary = summarize(req.text);
-    this.state.bind({ name: tableCell(name, 60), binding: id, summary: indexCell(summary) });
-    this.state.trace(`${label} (${id})`, this.now());
+    // a name= may come from the program's data, and a summary from the reply: either may hold a secret
+    const [shownName, shownSummary] = await withoutSecrets([name, summary]);
+    this.state.bind({ name: tableCell(shownName, 60), binding: id, summary: indexCell(shownSummary) });
+    this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(req.agent, 60)} (${id})`, this.now());
     const ref: VObject = new Map<string, Value>([
       ["ref", `${this.shown}/bindings/${id}.md`.split(path.sep).join("/")],
       ["summary", summary],
@@ -167,13 +174,19 @@ export class RunDirectory {
     }
   }
 
-  /** A call that ended in an error value before any reply: a trace line, no binding. */
+  /** A call that ended in an error value before any reply: a trace line, no binding (written once its name is checked for secrets). */
   noteFailure(name: string | null, agent: string, kind: string): void {
-    this.state.trace(`${tableCell(name ?? "(unassigned)", 60)} = @${tableCell(agent, 60)} failed: error(kind=${JSON.stringify(kind)})`, this.now());
+    const at = this.now();
+    const noted = withoutSecrets([name ?? "(unassigned)"]).then(([shownName]) => {
+      this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(agent, 60)} failed: error(kind=${JSON.stringify(kind)})`, at);
+    });
+    this.noting.add(noted);
+    void noted.finally(() => this.noting.delete(noted));
   }
 
   /** The run's end: status and a last trace line, written before the CLI prints the exports. */
   async finish(status: Exclude<RunStatus, "running">, note: string): Promise<void> {
+    await Promise.all(this.noting);
     this.state.setStatus(status);
     this.state.trace(note, this.now());
     await this.state.flush();

@@ -1,6 +1,7 @@
 // The `summary` of a ref value: derived by the runtime from the reply itself (its first sentences),
 // never asked of the model, so every binding has one and no reply format is imposed (spec/state.md §3).
-import { findSecrets } from "../memory/secret-rules.ts";
+import { scanSecrets } from "../memory/secrets.ts";
+import { cutText } from "../text.ts";
 
 /** A summary holds at most this many sentences ... */
 const SENTENCES = 3;
@@ -36,14 +37,21 @@ export function summarize(reply: string): string {
   return end === 0 ? cut(prose, SUMMARY_CHARS) : prose.slice(0, end);
 }
 
+/** What state.md shows in place of a name or summary that looks like it holds a secret. */
+export const WITHHELD = "(withheld: looks like a secret)";
+
 /**
- * A summary as state.md's index shows it: one table cell (pipes escaped, controls dropped), at most 80
- * characters, and withheld when it looks like it holds a secret (state.md never does; the binding file
- * keeps the reply whole).
+ * `texts` (a binding's name, its summary) as state.md may hold them: each one the memory store's secret
+ * detectors flag is WITHHELD (state.md never holds a secret; the binding file keeps the reply whole).
  */
+export async function withoutSecrets(texts: string[]): Promise<string[]> {
+  const flagged = new Set((await scanSecrets(undefined, texts)).map((f) => f.field));
+  return texts.map((t, i) => (flagged.has(`retain[${i}]`) ? WITHHELD : t));
+}
+
+/** A summary as state.md's index shows it: one table cell (pipes escaped, controls dropped), at most 80 characters. */
 export function indexCell(summary: string): string {
-  if (findSecrets(summary).length > 0) return "(withheld: looks like a secret)";
-  return tableCell(summary, INDEX_CHARS);
+  return summary === WITHHELD ? summary : tableCell(summary, INDEX_CHARS);
 }
 
 /** Text as one markdown table cell: controls (bidi ones too) and line breaks become spaces, pipes are escaped, at most `max` characters. */
@@ -54,7 +62,7 @@ export function tableCell(text: string, max: number): string {
 
 function cut(s: string, max: number): string {
   if (s.length <= max) return s;
-  const head = s.slice(0, max - 1);
+  const head = cutText(s, max - 1);
   const space = head.lastIndexOf(" ");
   return (space > max / 2 ? head.slice(0, space) : head) + "…";
 }
