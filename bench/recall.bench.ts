@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { nodeFs } from "../runtime/memory/fsio.ts";
+import { loadIndexKey } from "../runtime/memory/index-key.ts";
 import { createMemoryStore } from "../runtime/memory/index.ts";
 import { escapeKey } from "../runtime/memory/keys.ts";
 import { parseDigest } from "../runtime/memory/patch.ts";
@@ -69,7 +70,7 @@ async function boundedAndFast(dir: string): Promise<void> {
     // facts, as a call's load runs it, with its own index cache warmed once
     const memDir = path.join(dir, ".vvm", "memory", escapeKey(key));
     const ledger = path.join(memDir, "ledger.jsonl");
-    const sync = { fs: nodeFs, ledger, index: path.join(memDir, "recall.jsonl"), ledgerSize: (await stat(ledger)).size, cache: new Map(), persist: false, warn: () => {} };
+    const sync = { fs: nodeFs, ledger, index: path.join(memDir, "recall.jsonl"), ledgerSize: (await stat(ledger)).size, cache: new Map(), persist: false, key: loadIndexKey(dir, true), warn: () => {} };
     const settings = parseDigest(null).settings;
     await recalledFacts({ ...sync, settings, query: "warm-up", budgetChars: BUDGET_CHARS });
     const costs: number[] = [];

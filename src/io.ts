@@ -1,4 +1,5 @@
 // The CLI's view of the outside world, so commands can be tested in-process.
+import os from "node:os";
 import path from "node:path";
 import type { ProgressStyle } from "../runtime/calls/accounting.ts";
 
@@ -43,6 +44,11 @@ export type ProgressMode = "auto" | "always" | "never";
 export function progressStyle(io: CliIO, mode: ProgressMode = "auto"): ProgressStyle | null {
   if (mode === "never" || (mode === "auto" && !io.stderrIsTTY)) return null;
   return io.stderrIsTTY && io.env.TERM !== "dumb" ? "live" : "lines";
+}
+
+/** The user's home directory (user-scope memories, the recall index key, ~/.vvm/skills): $HOME, else the system's. */
+export function homeDir(io: CliIO): string {
+  return io.env.HOME || os.homedir();
 }
 
 /** Paths relative to the working directory when inside it, so editors can open them. */

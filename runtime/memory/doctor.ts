@@ -41,8 +41,11 @@ const KEEP_REPLACED_MS = 5000;
 const problem = (code: string, message: string, fix: string | null): Finding => ({ code, problem: true, message, fix });
 const note = (code: string, message: string, fix: string | null = null): Finding => ({ code, problem: false, message, fix });
 
-/** The memory at `loc` examined; its directory must exist and have been checked to lie inside its root. */
-export async function examine(loc: MemoryLocation, fs: MemoryFs, now = Date.now()): Promise<Examination> {
+/**
+ * The memory at `loc` examined; its directory must exist and have been checked to lie inside its root.
+ * `key`: what recall.jsonl should be signed with (null: the user has none yet, so no index can be trusted).
+ */
+export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, now = Date.now()): Promise<Examination> {
   const found: Finding[] = [];
   const file = (name: string) => path.join(loc.dir, name);
   const names = await fs.list(loc.dir);
@@ -142,7 +145,7 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, now = Date.now(
 
   // the recall index
   if (ledger.readable && usable.get("recall.jsonl")) {
-    const idx = await indexState({ fs, ledger: file("ledger.jsonl"), index: file("recall.jsonl"), ledgerSize: ledger.size });
+    const idx = await indexState({ fs, ledger: file("ledger.jsonl"), index: file("recall.jsonl"), ledgerSize: ledger.size, key });
     if (idx.state === "damaged") found.push(problem("recall", idx.detail ?? "recall.jsonl is damaged", "rebuild it from the ledger"));
     else if (idx.state === "stale") found.push(problem("recall", "recall.jsonl does not match ledger.jsonl (rewritten or cut since it was built)", "rebuild it from the ledger"));
     else if (idx.state === "missing" && ledger.last !== null) found.push(note("recall", "recall.jsonl is not built yet (the next continue call builds it)", "build it from the ledger"));

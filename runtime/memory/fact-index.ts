@@ -3,14 +3,19 @@
 // each use checks it against the ledger (the last line it covers must still be there, byte for
 // byte), extends it with lines appended since, and rebuilds it from the ledger when it is missing,
 // unreadable or no longer matches. Deleting it loses nothing. A `forget` entry removes the facts it names
-// (they are never recalled again). spec/memory.md §3 "Recall".
+// (they are never recalled again). Each line is signed (index-key.ts): a line that is not, or not with
+// this user's key, makes the index damaged. spec/memory.md §3 "Recall".
 import type { MemoryFs } from "./fsio.ts";
+import { sign, verify } from "./index-key.ts";
 import { sha256 } from "./keys.ts";
 import { forgottenBy, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
 import { FactSearch, type Fact } from "./recall.ts";
 
-/** 2: batches carry the facts their range's `forget` entries remove (an index of version 1 knew no forgetting, so it is rebuilt). */
-const INDEX_VERSION = 2;
+/**
+ * 2: batches carry the facts their range's `forget` entries remove (an index of version 1 knew no
+ * forgetting, so it is rebuilt). 3: each line is signed.
+ */
+const INDEX_VERSION = 3;
 
 /** Where an index stands against its ledger. */
 interface Covered {
@@ -54,6 +59,8 @@ export interface SyncOptions {
   cache: Map<string, FactIndex>;
   /** write what was learned to recall.jsonl (under the lock, in `continue`); otherwise only in memory */
   persist: boolean;
+  /** what recall.jsonl's lines are signed with (index-key.ts); null: none at hand, so recall.jsonl is neither read nor written */
+  key: Buffer | null;
   warn: (message: string) => void;
 }
 
@@ -80,6 +87,7 @@ export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
 /** The cached index while recall.jsonl is the file it was read from or written as; else the file read afresh (null: absent or unusable). */
 async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   const cached = o.cache.get(o.index);
+  if (o.key === null) return null;
   let id: { ino: number; size: number } | null;
   try {
     id = await o.fs.identity(o.index);
@@ -106,7 +114,7 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   if (raw.length > maxIndexBytes(o.ledgerSize)) return damaged();
   let parsed: ReturnType<typeof parseIndex>;
   try {
-    parsed = parseIndex(raw);
+    parsed = parseIndex(raw, o.key);
   } catch {
     // whatever a crafted file makes parsing do, it only ever means "rebuild"
     parsed = null;
@@ -116,20 +124,32 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   return { covered: parsed.covered, search: parsed.search, file: parsed.torn ? null : { ino: id.ino, size: raw.length } };
 }
 
+/** One line of recall.jsonl: the batch as JSON with its signature as the first member. */
+function signedLine(key: Buffer, batch: Batch): string {
+  const body = JSON.stringify(batch);
+  return `{"mac":"${sign(key, body)}",${body.slice(1)}\n`;
+}
+
+const MAC = /^\{"mac":"([0-9a-f]{64})",/;
+
 /**
- * recall.jsonl parsed, or null when any complete line is not a batch continuing the one before it.
- * Bytes after the last line break are an append a killed writer left unfinished: not an error.
+ * recall.jsonl parsed, or null when any complete line is not a batch signed with `key` continuing the one
+ * before it. Bytes after the last line break are an append a killed writer left unfinished: not an error.
  */
-function parseIndex(raw: Buffer): { covered: Covered; search: FactSearch; torn: boolean } | null {
+function parseIndex(raw: Buffer, key: Buffer): { covered: Covered; search: FactSearch; torn: boolean } | null {
   const text = raw.toString("utf8");
   const end = text.lastIndexOf("\n");
   let covered = EMPTY;
   const facts: Fact[] = [];
   const forget: { seq: number; index: number }[] = [];
   for (const line of end < 0 ? [] : text.slice(0, end).split("\n")) {
+    const mac = MAC.exec(line);
+    if (mac === null) return null;
+    const body = "{" + line.slice(mac[0].length);
+    if (!verify(key, body, mac[1])) return null;
     let b: Batch;
     try {
-      b = JSON.parse(line) as Batch;
+      b = JSON.parse(body) as Batch;
     } catch {
       return null;
     }
@@ -242,16 +262,18 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
  * link where recall.jsonl belongs, a full disk) is reported and left: recall still works in memory.
  */
 async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promise<{ ino: number; size: number } | null> {
+  const { key } = o;
+  if (key === null) return null;
   try {
     if (batch !== null && idx.file !== null) {
-      const line = Buffer.from(JSON.stringify(batch) + "\n", "utf8");
+      const line = Buffer.from(signedLine(key, batch), "utf8");
       await o.fs.append(o.index, line, { sync: false });
       const id = await o.fs.identity(o.index);
       return id === null ? null : { ino: id.ino, size: idx.file.size + line.length };
     }
     // forgotten facts are left out: a whole index holds only what is retained
     const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.live().map((f) => [f.seq, f.i, f.ts, f.text]), forget: [] };
-    const data = JSON.stringify(whole) + "\n";
+    const data = signedLine(key, whole);
     const ino = await o.fs.writeAtomic(o.index, data, undefined, { sync: false });
     return { ino, size: Buffer.byteLength(data) };
   } catch (err) {
@@ -265,8 +287,12 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
  * `continue` call builds it), `damaged` (`detail` says how), `stale` (the ledger is not the one indexed,
  * or was cut or edited), or `ok` (it may cover less than the ledger: the next call adds the rest).
  */
-export async function indexState(o: Pick<SyncOptions, "fs" | "ledger" | "index" | "ledgerSize">): Promise<{ state: "ok" | "missing" | "damaged" | "stale"; detail: string | null }> {
+export async function indexState(o: Pick<SyncOptions, "fs" | "ledger" | "index" | "ledgerSize" | "key">): Promise<{ state: "ok" | "missing" | "damaged" | "stale"; detail: string | null }> {
   let detail: string | null = null;
+  if (o.key === null) {
+    const there = await o.fs.identity(o.index).catch(() => null);
+    return there === null ? { state: "missing", detail: null } : { state: "damaged", detail: "recall.jsonl cannot be checked: there is no key to check its signatures with (~/.vvm/recall.key)" };
+  }
   const opts: SyncOptions = { ...o, cache: new Map(), persist: false, warn: (m) => (detail = m) };
   const idx = await fromDisk(opts);
   if (idx === null) return detail !== null ? { state: "damaged", detail } : { state: "missing", detail: null };

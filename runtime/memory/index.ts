@@ -5,6 +5,7 @@
 import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
+import { loadIndexKey } from "./index-key.ts";
 import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
 import type { TailCache, ToolProvenance } from "./ledger.ts";
@@ -43,10 +44,13 @@ function heldBy(h: Holder | null): string {
 }
 
 /** What the sessions of one store (or one `vvm memory` command) share. */
-export function storeShared(fs: MemoryFs, budgetTokens: number, warn: (message: string) => void, showPath: (file: string) => string = String): StoreShared {
+export function storeShared(fs: MemoryFs, budgetTokens: number, homeDir: string, warn: (message: string) => void, showPath: (file: string) => string = String): StoreShared {
   const reported = new Set<string>();
+  let key: Buffer | null = null;
   const shared: StoreShared = {
     fs,
+    // read on the first recall that needs it, and made by the first that writes an index
+    indexKey: (create) => (key ??= loadIndexKey(homeDir, create)),
     retainChars: budgetChars(budgetTokens),
     tails: new Map<string, TailCache>(),
     facts: new Map<string, FactIndex>(),
@@ -113,7 +117,7 @@ export async function openLocked(
 export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const fs = opts.fs ?? nodeFs;
   const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
-  const shared = storeShared(fs, opts.budgetTokens, opts.warn, opts.showPath);
+  const shared = storeShared(fs, opts.budgetTokens, opts.homeDir, opts.warn, opts.showPath);
 
   const fresh = (loc: MemoryLocation): MemorySession => ({
     context: null,

@@ -4,6 +4,7 @@
 import path from "node:path";
 import { sleep } from "../abort.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
+import { loadIndexKey } from "./index-key.ts";
 import { BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { scanTail, type LedgerEntry } from "./ledger.ts";
 import { readHolder, type Holder } from "./lock.ts";
@@ -169,7 +170,7 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
  * budget and the whole Memory Context. Nothing is written (recall.jsonl is read, never brought up to
  * date). A memory that needs recovery first (an interrupted update, §7) is shown as it stands.
  */
-export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: string; budgetTokens: number; warn: (message: string) => void }): Promise<{ facts: Recalled; context: string }> {
+export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: string; budgetTokens: number; homeDir: string; warn: (message: string) => void }): Promise<{ facts: Recalled; context: string }> {
   const files = memoryFiles(i.loc.dir);
   const facts =
     i.ledger.problem !== null
@@ -184,6 +185,8 @@ export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: strin
           budgetChars: budgetChars(o.budgetTokens),
           cache: new Map(),
           persist: false,
+          // no key yet: recall reads the ledger itself (a reading command makes nothing)
+          key: loadIndexKey(o.homeDir, false),
           warn: o.warn,
         });
   return { facts, context: memoryContext(i.loc, i.digest.parsed, facts, "continue") };

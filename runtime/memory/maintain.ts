@@ -8,6 +8,7 @@ import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { examine, findingId, type Examination, type Finding } from "./doctor.ts";
 import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forget.ts";
 import { digestVersions } from "./history.ts";
+import { loadIndexKey } from "./index-key.ts";
 import { label, openLocked, storeShared } from "./index.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
@@ -28,6 +29,8 @@ export interface ToolOptions {
   staleMs?: number;
   /** file layer; tests substitute one that fails */
   fs?: MemoryFs;
+  /** the user's home directory, where the key recall.jsonl is signed with is kept (index-key.ts) */
+  homeDir: string;
 }
 
 /** The memory's checked real path; ToolError when it does not exist or resolves outside its root. */
@@ -50,7 +53,7 @@ async function realDirOf(loc: MemoryLocation): Promise<string> {
 async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Session, fs: MemoryFs) => Promise<T>): Promise<T> {
   const fs = o.fs ?? nodeFs;
   const realDir = await realDirOf(loc);
-  const shared = storeShared(fs, 0, o.warn);
+  const shared = storeShared(fs, 0, o.homeDir, o.warn);
   const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "" });
   if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : "refused");
   const s = opened.session;
@@ -236,7 +239,7 @@ export interface Doctored {
 export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOptions): Promise<Doctored> {
   const fs = o.fs ?? nodeFs;
   await realDirOf(loc);
-  const before = await examine(loc, fs);
+  const before = await examine(loc, fs, loadIndexKey(o.homeDir, false));
   const result: Doctored = { before, after: before, fixed: [], entry: null, said: [], refused: null };
   if (!fix || !before.findings.some((f) => f.problem && f.fix !== null)) return result;
   try {
@@ -244,7 +247,7 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
     await withSession(loc, { ...o, warn: (m) => result.said.push(m.startsWith(prefix) ? m.slice(prefix.length) : m) }, async (s) => {
       const remove = [...new Set(before.findings.flatMap((f) => (f.remove !== undefined && f.fix !== null ? [f.remove] : [])))];
       await s.rebuildDerived(remove);
-      const now = new Set((await examine(loc, fs)).findings.map(findingId));
+      const now = new Set((await examine(loc, fs, loadIndexKey(o.homeDir, false))).findings.map(findingId));
       result.fixed = before.findings.filter((f) => f.problem && f.fix !== null && !now.has(findingId(f)));
       if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
     });
@@ -252,7 +255,7 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
     if (!(err instanceof ToolError)) throw err;
     result.refused = err.message;
   }
-  result.after = await examine(loc, fs);
+  result.after = await examine(loc, fs, loadIndexKey(o.homeDir, false));
   return result;
 }
 

@@ -47,6 +47,8 @@ export interface StoreShared {
   tails: Map<string, TailCache>;
   /** recall indexes, by recall.jsonl path (see syncFacts) */
   facts: Map<string, FactIndex>;
+  /** what recall.jsonl is signed with (index-key.ts), made when `create` and there is none; null: none to be had */
+  indexKey: (create: boolean) => Buffer | null;
   /** by memory directory: the replaced digests found unchanged, with what identified them then (see settleReplaced) */
   replacedChecked: Map<string, Map<string, string>>;
   /** open sessions, released when the store closes */
@@ -204,6 +206,7 @@ export class Session implements MemorySession {
       ledgerSize: this.ledgerSize,
       cache: this.shared.facts,
       persist,
+      key: this.shared.indexKey(persist),
       warn: (m) => this.shared.warnOnce(this.loc, `recall:${m}`, m),
     };
   }

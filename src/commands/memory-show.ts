@@ -1,6 +1,6 @@
 // `vvm memory show KEY`: the front-matter settings, the digest and the facts the next call would be
 // shown; `--context` prints the exact Memory Context a `continue` call would send now.
-import { displayPath, type CliIO } from "../io.ts";
+import { displayPath, homeDir, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { nextContext } from "../../runtime/memory/inspect.ts";
 import { factLine } from "../../runtime/memory/recall.ts";
@@ -13,7 +13,7 @@ export function memoryShow(key: string, flags: ShowFlags, io: CliIO): Promise<nu
     const i = await inspectKey(key, flags, io);
     const warnings = [...i.warnings];
     const query = flags.task ?? "";
-    const { facts, context } = await nextContext(i, { fs: nodeFs, query, budgetTokens: flags.memoryBudget, warn: (m) => warnings.push(m) });
+    const { facts, context } = await nextContext(i, { fs: nodeFs, query, budgetTokens: flags.memoryBudget, homeDir: homeDir(io), warn: (m) => warnings.push(m) });
     const { parsed } = i.digest;
     const s = parsed.settings;
     const last = i.ledger.last;

@@ -6,7 +6,7 @@ import { printable } from "../printable.ts";
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
+import { displayPath, EXIT, homeDir, UsageError, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
 import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
 import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
@@ -49,10 +49,9 @@ export function where(flags: WhereFlags, io: CliIO): Where {
     if (!isFile) throw new UsageError(`--program ${flags.program}: no such file`);
     entryDir = path.dirname(file);
   }
-  // as `vvm run` finds it (src/commands/model-layer.ts)
-  const homeDir = io.env.HOME || os.homedir();
+  const home = homeDir(io);
   try {
-    return { scope: flags.scope, root: memoryRoot(flags.scope, entryDir, homeDir, flags.path), entryDir, homeDir };
+    return { scope: flags.scope, root: memoryRoot(flags.scope, entryDir, home, flags.path), entryDir, homeDir: home };
   } catch (err) {
     if (err instanceof BindingError) throw new UsageError(err.message);
     throw err;
@@ -154,6 +153,7 @@ export function toolOptions(command: string, flags: WriteFlags, io: CliIO): Tool
     lockTimeoutMs: flags.lockTimeout,
     signal: io.signal,
     warn: (m) => io.stderr.write(`vvm: warning: ${m}\n`),
+    homeDir: homeDir(io),
   };
 }
 

@@ -1,9 +1,8 @@
 // The model layer `vvm run` builds: provider selection, the call runtime, memory store, trace file,
 // live progress and the closing summary line. Nothing here writes to stdout.
-import os from "node:os";
 import path from "node:path";
 import pc from "picocolors";
-import { displayPath, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
+import { displayPath, homeDir, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
 import type { ProgressPort } from "../../runtime/progress-port.ts";
 import { createNarrator, type CliNarrator } from "./narration.ts";
 import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
@@ -109,7 +108,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   progress = style ? new Progress(accounting, (s) => io.stderr.write(s), style) : null;
   const memory = lazyMemoryStore({
     entryDir: path.dirname(opts.entryPath),
-    homeDir: io.env.HOME || os.homedir(),
+    homeDir: homeDir(io),
     lockTimeoutMs: opts.lockTimeout,
     budgetTokens: opts.memoryBudget,
     warn,

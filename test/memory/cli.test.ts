@@ -74,7 +74,9 @@ describe("memory through vvm run", () => {
       const meta = JSON.parse(await readFile(path.join(memDir(dir, `tenant:${t}`), "meta.json"), "utf8"));
       expect(meta.key).toBe(`tenant:${t}`);
     }
-    await expect(readdir(home)).rejects.toThrow(); // the user-scope dry_run created nothing
+    // the user-scope dry_run created nothing: only the key recall.jsonl is signed with is in the home
+    expect(await readdir(home)).toEqual([".vvm"]);
+    expect(await readdir(path.join(home, ".vvm"))).toEqual(["recall.key"]);
   });
 
   it("pmap over one shared key serialises the calls and loses no update", async () => {

@@ -4,7 +4,7 @@
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 import { toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
@@ -13,6 +13,9 @@ import { ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
 
 const base = useTempDir("vvm-mem-write-");
 const standin = useStandin();
+/** Every run, command and store shares one HOME, where the key recall.jsonl is signed with is made (index-key.ts). */
+const HOME = path.join(base, "home");
+const runCli = (args: string[], opts: CliOptions = {}) => runCliAnyHome(args, { ...opts, env: { HOME, ...opts.env } });
 
 const KEY = "oncall:payments";
 const PHONE = "555-0199-PRIYA";
@@ -143,7 +146,7 @@ describe("vvm memory restore", () => {
 
   it("waits for a call holding the lock, and gives up after --lock-timeout", async () => {
     const dir = await builtProject();
-    const { store } = makeStore(dir);
+    const { store } = makeStore(dir, { homeDir: HOME });
     const held = await session(store, KEY);
     const res = await memory(dir, "restore", KEY, "1", "--lock-timeout", "300ms");
     expect(res.code).toBe(1);
@@ -334,7 +337,7 @@ describe("vvm memory rm", () => {
     expect(aliased.stderr).toMatch(/^vvm: memory project:"alias": .*k-alias is a symbolic link, not the memory's own directory; remove the link by hand \(rm never follows one\)\n$/);
     expect((await stat(path.join(mem, "ledger.jsonl"))).isFile()).toBe(true);
 
-    const { store } = makeStore(dir);
+    const { store } = makeStore(dir, { homeDir: HOME });
     const held = await session(store, KEY);
     const busy = await memory(dir, "rm", KEY, "--yes", "--lock-timeout", "200ms");
     expect(busy.code).toBe(1);
@@ -426,7 +429,7 @@ describe("vvm memory doctor", () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
     await writeFile(path.join(mem, "digest.md"), "x".repeat(1024 * 1024 + 1));
-    const { store } = makeStore(dir);
+    const { store } = makeStore(dir, { homeDir: HOME });
     const held = await session(store, KEY);
     try {
       const json = JSON.parse((await memory(dir, "doctor", KEY, "--json")).stdout);

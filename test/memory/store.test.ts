@@ -713,7 +713,9 @@ describe("layout", () => {
     for (const key of ["../../x", "a/b\\c:d", "..", "é".repeat(150), "cafe\u0301"]) await call(store, key, patchReply({ digest: key }));
     const names = await readdir(path.join(dir, ".vvm", "memory"));
     expect(names).toHaveLength(5);
-    expect(await readdir(dir)).toEqual([".vvm"]);
+    // and outside it only the user's key for recall.jsonl (index-key.ts)
+    expect((await readdir(dir)).sort()).toEqual([".vvm", "home"]);
+    expect(await readdir(path.join(dir, "home", ".vvm"))).toEqual(["recall.key"]);
     for (const n of names) expect(Buffer.byteLength(n)).toBeLessThanOrEqual(255);
     const meta = JSON.parse(await readFile(path.join(memDir(dir, "é".repeat(150)), "meta.json"), "utf8"));
     expect(meta.key).toBe("é".repeat(150));
