@@ -1,7 +1,7 @@
 // `vvm memory forget`: which retained facts a request names, and, for --purge, how a ledger line loses
 // their text. The writes themselves are the session's (session.ts: forget, purge), under the lock.
 // spec/memory.md §5 (the `forget` entry) and §13.
-import { sha256 } from "./keys.ts";
+import { createHmac, randomBytes } from "node:crypto";
 import { forEachLine, forgottenBy, MAX_ENTRY_BYTES, parseEntry, type FactRef, type LedgerEntry, type Tombstone } from "./ledger.ts";
 import type { MemoryFs } from "./fsio.ts";
 
@@ -51,9 +51,12 @@ export interface ForgetRequest {
 /** `text` as a pattern that matches exactly it. */
 const escape = (t: string) => t.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
-/** `--match` compares without regard to case (Unicode-aware); the text is never a pattern. */
+/** A text as written and in both Unicode normal forms (an é typed as one character or as e and an accent). */
+const forms = (t: string) => [...new Set([t, t.normalize("NFC"), t.normalize("NFD")])];
+
+/** `--match` compares without regard to case (Unicode-aware) or normal form; the text is never a pattern. */
 export function matcher(text: string, flags = "iu"): RegExp {
-  return new RegExp(escape(text), flags);
+  return new RegExp(forms(text).map(escape).join("|"), flags);
 }
 
 /**
@@ -77,18 +80,25 @@ export function selectFacts(all: RetainedFact[], req: ForgetRequest): { targets:
   return { targets: all.filter((f) => chosen.has(f)), missing };
 }
 
-/** Ledger fields that are structure, never text a purge looks into. */
-const STRUCTURE = new Set(["v", "ts", "seq", "kind", "digest_before", "digest_after", "provenance", "restored_from", "forgotten", "purge", "purged_by"]);
+/** Ledger fields that are structure, never text a purge looks into (the digest hashes are renamed, below). */
+const STRUCTURE = new Set(["v", "ts", "seq", "kind", "restored_from", "forgotten", "purge", "purged_by"]);
+const HASHES = new Set(["digest_before", "digest_after"]);
 
 /**
- * Removes text from ledger lines for a purge: each fact text in `exact` (as written), and every
- * occurrence of `match` (without regard to case). A retain item that is one of the texts, or contains
- * `match`, becomes a Tombstone with the SHA-256 of the item (the other items keep their places); an
- * occurrence anywhere else (a digest, a reason, an item that merely contains a fact's text) becomes
- * `[purged sha256:<SHA-256 of the occurrence>]`.
+ * Removes text from ledger lines for a purge: each fact text in `exact` (as written, in either Unicode
+ * normal form), and every occurrence of `match` (without regard to case or normal form), in every field
+ * but the structural ones (provenance too, and keys of fields this release does not know). A retain item
+ * that is one of the texts, or contains `match`, becomes a Tombstone (the other items keep their places);
+ * an occurrence anywhere else becomes `[purged <id>]`. Ids are HMACs under a key this purge makes and
+ * forgets: equal texts share one, and nobody can check a guess against it (a plain hash of a phone number
+ * is found by trying them all). For the same reason the SHA-256 of a past digest that held the text is
+ * replaced, wherever the ledger names it, by such an id: the chain of digest_before/digest_after still links.
  */
 export class Scrubber {
   private readonly exact: Set<string>;
+  private readonly key = randomBytes(32);
+  /** the SHA-256 of each digest version that held the text, and the id that replaces it */
+  private readonly hashes = new Map<string, string>();
   /** the exact texts, longest first (a text that contains another is replaced whole), and `match` */
   private readonly texts: RegExp | null;
   private readonly match: RegExp | null;
@@ -96,7 +106,7 @@ export class Scrubber {
   occurrences = 0;
 
   constructor(exact: string[], match: string | null) {
-    this.exact = new Set(exact);
+    this.exact = new Set(exact.flatMap(forms));
     const sorted = [...this.exact].sort((a, b) => b.length - a.length);
     this.texts = sorted.length > 0 ? new RegExp(sorted.map(escape).join("|"), "gu") : null;
     this.match = match !== null ? matcher(match, "giu") : null;
@@ -118,16 +128,22 @@ export class Scrubber {
       if (p === null) continue;
       out = out.replace(p, (m) => {
         this.occurrences++;
-        return `[purged sha256:${sha256(m)}]`;
+        return `[purged ${this.id(m)}]`;
       });
     }
     return out;
   }
 
+  /** An id of `text` under this purge's key (16 hex digits; 64 for a digest hash, which must stay unique). */
+  private id(text: string, length = 16): string {
+    return createHmac("sha256", this.key).update(text).digest("hex").slice(0, length);
+  }
+
+  /** (parseEntry refuses values nested deeper than an entry's, so this recursion stays shallow) */
   private scrubValue(v: unknown): unknown {
     if (typeof v === "string") return this.holds(v) ? this.scrubText(v) : v;
     if (Array.isArray(v)) return v.map((x) => this.scrubValue(x));
-    if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.scrubValue(x)]));
+    if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [this.holds(k) ? this.scrubText(k) : k, this.scrubValue(x)]));
     return v;
   }
 
@@ -136,7 +152,7 @@ export class Scrubber {
     if (this.match !== null) this.match.lastIndex = 0;
     if (this.exact.has(item) || (this.match !== null && this.match.test(item))) {
       this.occurrences++;
-      return { purged: sha256(item) } satisfies Tombstone;
+      return { purged: this.id(item) } satisfies Tombstone;
     }
     return this.scrubText(item);
   }
@@ -149,18 +165,32 @@ export class Scrubber {
   scrubLine(line: Buffer, purgeSeq: number): Buffer {
     const text = line.toString("utf8");
     // without a backslash, every JSON string in the line is written as it reads
-    if (!text.includes("\\") && !this.holds(text)) return line;
+    if (!text.includes("\\") && !this.holds(text) && ![...this.hashes.keys()].some((h) => text.includes(h))) return line;
     const e = parseEntry(line);
     if (e === null) {
       const out = this.scrubText(text);
       return out === text ? line : Buffer.from(out, "utf8");
     }
+    // a digest that held the text: its hash is renamed here and in every later entry that names it
+    if (typeof e.digest === "string" && typeof e.digest_after === "string" && this.holds(e.digest) && !this.hashes.has(e.digest_after)) {
+      this.hashes.set(e.digest_after, this.id(e.digest_after, 64));
+    }
     let changed = false;
     const next: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(e as unknown as Record<string, unknown>)) {
-      const scrubbed = STRUCTURE.has(k) ? v : k === "retain" && Array.isArray(v) ? v.map((item: unknown) => this.scrubItem(item)) : this.scrubValue(v);
-      if (scrubbed !== v && JSON.stringify(scrubbed) !== JSON.stringify(v)) changed = true;
-      next[k] = scrubbed;
+      const scrubbed = HASHES.has(k)
+        ? typeof v === "string"
+          ? (this.hashes.get(v) ?? v)
+          : v
+        : STRUCTURE.has(k)
+          ? v
+          : k === "retain" && Array.isArray(v)
+            ? v.map((item: unknown) => this.scrubItem(item))
+            : this.scrubValue(v);
+      // a field this release does not know may be named with the text
+      const name = STRUCTURE.has(k) || HASHES.has(k) || k === "retain" || !this.holds(k) ? k : this.scrubText(k);
+      if (name !== k || (scrubbed !== v && JSON.stringify(scrubbed) !== JSON.stringify(v))) changed = true;
+      next[name] = scrubbed;
     }
     if (!changed) return line;
     next.purged_by = purgeSeq;

@@ -57,8 +57,10 @@ export interface FactRef {
 }
 
 /**
- * What a purge leaves in `retain` in place of a fact: the SHA-256 of the text removed. Not a string, so
- * every reader (this release's and earlier ones) skips it as a fact, and the other facts keep their places.
+ * What a purge leaves in `retain` in place of a fact: an id of the text removed (an HMAC under a key the
+ * purge then forgets, so equal texts of one purge share it and no guess can be checked against it). Not a
+ * string, so every reader (this release's and earlier ones) skips it as a fact, and the other facts keep
+ * their places. (Purges before this release wrote the text's SHA-256.)
  */
 export interface Tombstone {
   purged: string;
@@ -120,6 +122,9 @@ export function parseEntry(line: Buffer): LedgerEntry | null {
   try {
     const x = JSON.parse(line.toString("utf8")) as unknown;
     if (typeof x !== "object" || x === null || Array.isArray(x)) return null;
+    // an entry nests a few levels; a value nested thousands deep (a hostile line) would overflow the
+    // stack of whatever walks or prints it later, so such a line is unreadable
+    if (nestedDeeper(x, MAX_DEPTH)) return null;
     const e = x as Partial<LedgerEntry>;
     if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 1 || (e.seq as number) > MAX_SEQ || typeof e.kind !== "string") return null;
     if (!Array.isArray(e.retain)) e.retain = [];
@@ -127,6 +132,21 @@ export function parseEntry(line: Buffer): LedgerEntry | null {
   } catch {
     return null;
   }
+}
+
+/** Deeper than any entry this runtime writes (its deepest value is a provenance field inside the entry). */
+const MAX_DEPTH = 16;
+
+/** Whether `v` holds arrays or objects nested more than `max` deep (an explicit stack: no recursion). */
+function nestedDeeper(v: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (typeof x !== "object" || x === null) continue;
+    if (depth >= max) return true;
+    for (const y of Array.isArray(x) ? x : Object.values(x)) if (typeof y === "object" && y !== null) stack.push([y, depth + 1]);
+  }
+  return false;
 }
 
 /** A complete, non-empty line a scan examined: its byte offset and its entry (null: unreadable). */

@@ -10,6 +10,7 @@ import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forg
 import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { label, openLocked, storeShared } from "./index.ts";
+import { memoryFiles } from "./inspect.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS } from "./lock.ts";
@@ -114,6 +115,16 @@ export interface Forgotten {
  * the current digest, which a person edits (or restores) first.
  */
 export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge: boolean, o: ToolOptions): Promise<Forgotten> {
+  const digestHolds = `${label(loc)}: the current digest (digest.md) holds that text: edit digest.md (or restore a version without it) first, then purge; nothing purged`;
+  if (purge) {
+    // looked at before the session opens too: its recovery would record a hand edit of digest.md that
+    // holds the text in the ledger, and a refused purge must change nothing
+    const fs = o.fs ?? nodeFs;
+    const files = memoryFiles(loc.dir);
+    const { targets } = selectFacts((await retainedFacts(fs, files.ledger).catch(() => null)) ?? [], req);
+    const raw = await fs.readFile(files.digest).catch(() => null);
+    if (raw !== null && new Scrubber(targets.map((f) => f.text), req.match).holds(raw.toString("utf8"))) throw new ToolError(digestHolds, "refused");
+  }
   return withSession(loc, o, async (s, fs) => {
     const all = (await retainedFacts(fs, s.paths.ledger)) ?? [];
     const { targets, missing } = selectFacts(all, req);
@@ -134,9 +145,8 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
     );
     const digest = s.digest;
     if (digest.unusable) throw new ToolError(`${label(loc)}: ${digest.unusable}; a purge must be able to check the current digest: fix digest.md first; nothing purged`, "refused");
-    if (scrubber.holds(digest.body)) {
-      throw new ToolError(`${label(loc)}: the current digest (digest.md) holds that text: edit digest.md (or restore a version without it) first, then purge; nothing purged`, "refused");
-    }
+    // the front matter too: a purge leaves no file under .vvm/ holding the text
+    if (scrubber.holds(digest.prefix + digest.body)) throw new ToolError(digestHolds, "refused");
     const reason = `purged ${targets.length} retained fact${targets.length === 1 ? "" : "s"}${req.match !== null ? " and every occurrence of the text given" : ""} from the ledger (vvm memory forget --purge)`;
     const done = await s.purge((line, purgeSeq) => scrubber.scrubLine(line, purgeSeq), [...refs, ...already], reason);
     // replaced copies of digest.md (§5) may hold an older digest with the text

@@ -32,7 +32,7 @@ export function memoryForget(key: string, flags: ForgetFlags, io: CliIO): Promis
       for (const f of r.facts) out += `  [#${f.seq}:${f.index}] ${shortTime(f.ts)}${purge ? "" : `  ${quote(f.text)}`}\n`;
       if (r.already.length > 0) out += `  (${r.already.length} forgotten already: ${r.already.map((a) => `#${a.seq}:${a.index}`).join(", ")})\n`;
       if (r.purge !== null) {
-        out += `purged: ${r.purge.entries} ledger line${r.purge.entries === 1 ? "" : "s"} rewritten, ${r.purge.occurrences} occurrence${r.purge.occurrences === 1 ? "" : "s"} replaced by the SHA-256 of what was removed; recall.jsonl rebuilt`;
+        out += `purged: ${r.purge.entries} ledger line${r.purge.entries === 1 ? "" : "s"} rewritten, ${r.purge.occurrences} occurrence${r.purge.occurrences === 1 ? "" : "s"} replaced by a mark that names no text; recall.jsonl rebuilt`;
         out += r.purge.removedFiles.length > 0 ? `; removed ${r.purge.removedFiles.join(", ")}\n` : "\n";
       }
       return out;
