@@ -107,22 +107,24 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
   try {
     return await body();
   } catch (err) {
+    // messages quote keys, paths, lock holders and ledger text, all of which a memory directory decides
+    const say = (line: string) => io.stderr.write(`vvm: ${printable(line, false)}\n`);
     if (err instanceof UsageError) {
-      io.stderr.write(`vvm: ${err.message}\n`);
+      say(err.message);
       return EXIT.usage;
     }
     if (err instanceof MissingMemory || err instanceof InspectError || err instanceof ToolError) {
-      io.stderr.write(`vvm: ${err.message}\n`);
+      say(err.message);
       return EXIT.missing;
     }
     const e = err as NodeJS.ErrnoException | null;
     if (e?.code === NOT_REGULAR) {
-      io.stderr.write(`vvm: ${e.message}; not read (a memory file must be a regular file with one name, never a link)\n`);
+      say(`${e.message}; not read (a memory file must be a regular file with one name, never a link)`);
       return EXIT.missing;
     }
     if (typeof e?.code === "string") {
       // a file system error (EACCES, EIO, a link refused): said with the file's name only
-      io.stderr.write(`vvm: cannot read the memory (${e.code}${e.path ? `, ${path.basename(e.path)}` : ""}: ${e.message.split("\n")[0]})\n`);
+      say(`cannot read the memory (${e.code}${e.path ? `, ${path.basename(e.path)}` : ""}: ${e.message.split("\n")[0]})`);
       return EXIT.missing;
     }
     throw err;
@@ -152,7 +154,7 @@ export function toolOptions(command: string, flags: WriteFlags, io: CliIO): Tool
     who: { tool: `vvm memory ${command}`, user: userName(io) },
     lockTimeoutMs: flags.lockTimeout,
     signal: io.signal,
-    warn: (m) => io.stderr.write(`vvm: warning: ${m}\n`),
+    warn: (m) => io.stderr.write(`vvm: warning: ${printable(m, false)}\n`),
     homeDir: homeDir(io),
   };
 }
@@ -165,8 +167,9 @@ export function seqArg(text: string, name: string): number {
 
 /** One JSON document on stdout with --json, the readable text otherwise. */
 export function emit(io: CliIO, flags: WhereFlags, json: unknown, text: () => string): number {
-  // memory holds what models and people wrote: no control sequence of theirs reaches the terminal
-  io.stdout.write(flags.json ? JSON.stringify(json, null, 2) + "\n" : printable(text()));
+  // memory holds what models and people wrote: no control sequence of theirs reaches the terminal (JSON
+  // escapes C0 itself; C1 and bidi controls, only ever inside its strings, become \u escapes there)
+  io.stdout.write(printable(flags.json ? JSON.stringify(json, null, 2) + "\n" : text()));
   return EXIT.ok;
 }
 

@@ -24,10 +24,28 @@ async function memory(name: string, lines: string[]): Promise<string> {
 const entry = (seq: number, extra: Record<string, unknown>) => JSON.stringify({ v: 1, ts: "2026-01-01T00:00:00Z", seq, kind: "patch", retain: [], digest_before: "x", digest_after: "y", provenance: null, ...extra }) + "\n";
 
 describe("vvm memory on hostile memories", () => {
-  it("show, log, search, history and diff print no control sequence from the memory", async () => {
+  it("no command prints a control sequence from the memory: show, log, search, history, diff, ls, doctor, their --json, forget's messages", async () => {
     const dir = await memory("evil", [entry(1, { digest: `first ${EVIL}\n`, retain: [`B fact ${EVIL} vendor`] }), entry(2, { digest: `second ${EVIL}\n`, kind: `patch${EVIL}` })]);
     await writeFile(path.join(memDir(dir, "k"), "digest.md"), `second ${EVIL}\n`);
-    for (const args of [["show", "k"], ["log", "k"], ["search", "k", "vendor"], ["history", "k"], ["diff", "k", "1", "2"], ["ls"]]) {
+    // a directory name, a file name and a lock holder a repository chose; a front-matter setting nobody knows
+    await mkdir(path.join(dir, ".vvm", "memory", `k-odd${EVIL}`));
+    await writeFile(path.join(memDir(dir, "k"), `notes${EVIL}.txt`), "x");
+    await writeFile(path.join(memDir(dir, "k"), "lock"), JSON.stringify({ pid: 1, host: `h${EVIL}`, since: `s${EVIL}` }));
+    for (const args of [
+      ["show", "k"],
+      ["show", "k", "--json"],
+      ["log", "k"],
+      ["log", "k", "--json"],
+      ["search", "k", "vendor"],
+      ["history", "k"],
+      ["diff", "k", "1", "2"],
+      ["ls"],
+      ["ls", "--json"],
+      ["doctor"],
+      ["doctor", "--json"],
+      ["doctor", "k"],
+      ["forget", "k", "--match", "vendor", "--lock-timeout", "200ms"],
+    ]) {
       const r = await runCli(["memory", ...args], { cwd: dir });
       expect({ args, out: RAW.test(r.stdout), err: RAW.test(r.stderr) }).toEqual({ args, out: false, err: false });
     }
