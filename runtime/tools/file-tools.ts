@@ -186,6 +186,7 @@ export async function writeFileTool(sb: Sandbox, args: { path: string; content: 
 export async function editFileTool(sb: Sandbox, args: { path: string; old: string; new: string }): Promise<ToolOutput> {
   if (args.old === "") throw new ToolFailed("old is empty; give the exact text to replace (write_file writes a whole file)", "bad_input");
   const target = await sb.forWrite(args.path);
+  sb.assertReadable(target);
   let fh;
   try {
     fh = await fs.open(target.real, READ_FLAGS);

@@ -109,10 +109,29 @@ export class Sandbox {
     return { abs, real, shown: this.show(abs) };
   }
 
+  /** Where a write of `p` would land (the links of its folders followed), or null when the path is refused: what writes to one file queue on. */
+  landing(p: string): string | null {
+    try {
+      const abs = this.lexical(p);
+      return path.join(realish(path.dirname(abs)), path.basename(abs));
+    } catch {
+      return null;
+    }
+  }
+
+  /** An edit reads the file (its answer says whether a text occurs), so the file must be readable as well as writable. */
+  assertReadable(target: ResolvedPath): void {
+    if (!this.read.matches(target.real)) {
+      const have = this.read.empty ? "this agent has no read globs" : `none of this agent's read globs (${this.read.describe()}) matches it`;
+      throw new ToolDenied(`permission denied: edit_file reads ${target.shown} to find the old text, so it needs the read permission as well as write, and ${have}; write_file replaces a file without reading it`, "read");
+    }
+  }
+
   private denied(permission: "read" | "write", p: string, abs: string, real: string): ToolDenied {
     const globs = permission === "read" ? this.read : this.write;
     const verb = permission === "read" ? "reading" : "writing";
-    const link = real !== abs ? ` (${JSON.stringify(p)} leads through a link to ${real})` : "";
+    // where a link leads is named only inside the program's directory: a model learns no path beyond it
+    const link = real === abs ? "" : relativeUnder(this.root, real) !== null ? ` (${JSON.stringify(p)} leads through a link to ${this.show(real)})` : ` (${JSON.stringify(p)} leads through a link out of the program's directory)`;
     const have = globs.empty ? "this agent has no " + permission + " globs" : `none of this agent's ${permission} globs (${globs.describe()}) matches it`;
     return new ToolDenied(`permission denied: ${verb} ${this.show(abs)} needs the ${permission} permission, and ${have}${link}`, permission);
   }

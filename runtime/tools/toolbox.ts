@@ -121,7 +121,8 @@ const DEFS: ToolDef[] = [
       old: { type: "string", required: true, description: "the exact text to replace; it must occur exactly once in the file" },
       new: { type: "string", required: true, description: "the text to put in its place" },
     },
-    describe: (ctx) => `Replace one exact occurrence of a text in an existing file. You may edit files matching: ${sb(ctx).write.describe()}.`,
+    describe: (ctx) =>
+      `Replace one exact occurrence of a text in an existing file. You may edit files that match both a write glob (${sb(ctx).write.describe()}) and a read glob (${sb(ctx).read.empty ? "none" : sb(ctx).read.describe()}).`,
     run: (ctx, a) => ctx.lock.hold(sb(ctx), a.path as string, () => editFileTool(sb(ctx), a as { path: string; old: string; new: string })),
   },
   {
@@ -303,12 +304,9 @@ class PathLock {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   async hold<T>(sb: Sandbox, p: string, run: () => Promise<T>): Promise<T> {
-    let key: string;
-    try {
-      key = sb.lexical(p);
-    } catch {
-      return run(); // the tool itself refuses the path
-    }
+    // two spellings of one file (through a linked folder) queue on the same key
+    const key = sb.landing(p);
+    if (key === null) return run(); // the tool itself refuses the path
     const before = this.tails.get(key) ?? Promise.resolve();
     const mine = before.then(run, run);
     const tail = mine.catch(() => {});

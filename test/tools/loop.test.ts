@@ -219,7 +219,7 @@ describe("the tool loop", () => {
       },
     ]);
     const { rt, trace } = harness(p, { programDir: dir });
-    expect(await rt.call(callReq(agent("e", { permissions: perms({ write: ["docs/*.md"] }) }), "t", null, { retry: 2 }))).toBe("edited");
+    expect(await rt.call(callReq(agent("e", { permissions: perms({ read: ["docs/*.md"], write: ["docs/*.md"] }) }), "t", null, { retry: 2 }))).toBe("edited");
     expect(await readFile(path.join(dir, "docs/a.md"), "utf8")).toBe("alpha\nBETA\n");
     expect(trace.events.filter((x) => x.type === "tool")).toHaveLength(1);
     expect(trace.events.filter((x) => x.type === "call_attempt").map((x) => [x.turn, x.attempt, x.ok])).toEqual([

@@ -93,8 +93,12 @@ describe("paths", () => {
     await symlink(path.join(dir, "docs", "guide.md"), path.join(dir, "shortcut.md"));
     await symlink(path.join(dir, "docs"), path.join(dir, "alias"));
     const box = await tools(dir, { read: ["docs/**"] });
-    expect((await refused(box, "read_file", { path: "docs/out-link.md" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
-    expect((await refused(box, "read_file", { path: "docs/out-dir/private.txt" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
+    // where the link leads outside the program's directory is not told to the model
+    for (const p of ["docs/out-link.md", "docs/out-dir/private.txt"]) {
+      const { message } = await refused(box, "read_file", { path: p });
+      expect(message).toMatch(/leads through a link out of the program's directory\)$/);
+      expect(message).not.toContain(outside);
+    }
     // links from outside the globs into them read the allowed file
     expect(await ok(box, "read_file", { path: "shortcut.md", limit: 1 })).toMatch(/^line 1/);
     expect(await ok(box, "read_file", { path: "alias/sub/deep.md" })).toBe("deep");
@@ -205,7 +209,7 @@ describe("writes", () => {
     await mkdir(path.join(dir, "out", "real-sub"));
     await symlink(path.join(dir, "out", "real-sub"), path.join(dir, "out", "alias-sub"));
     const box = await tools(dir, { write: ["out/**"] });
-    expect((await refused(box, "write_file", { path: "out/elsewhere/new.txt", content: "x" })).message).toMatch(/leads through a link to .*outside\/new\.txt/);
+    expect((await refused(box, "write_file", { path: "out/elsewhere/new.txt", content: "x" })).message).toMatch(/leads through a link out of the program's directory/);
     await expect(stat(path.join(outside, "new.txt"))).rejects.toThrow();
     expect(await ok(box, "write_file", { path: "out/alias-sub/new.txt", content: "x" })).toMatch(/^wrote 1 bytes/);
     expect(await readFile(path.join(dir, "out", "real-sub", "new.txt"), "utf8")).toBe("x");
@@ -236,7 +240,7 @@ describe("writes", () => {
   it("edit_file replaces exactly one occurrence", async () => {
     const { dir } = await fixture();
     await writeFile(path.join(dir, "out", "e.md"), "a b a\n");
-    const box = await tools(dir, { write: ["out/**"] });
+    const box = await tools(dir, { read: ["out/**"], write: ["out/**"] });
     expect((await refused(box, "edit_file", { path: "out/e.md", old: "a", new: "z" })).message).toBe(
       "the old text occurs 2 times in out/e.md; include more of the surrounding text so it occurs once",
     );
@@ -251,7 +255,7 @@ describe("writes", () => {
   it("two edits of one file in one turn both land", async () => {
     const { dir } = await fixture();
     await writeFile(path.join(dir, "out", "two.md"), "first\nsecond\n");
-    const box = await tools(dir, { write: ["out/**"] });
+    const box = await tools(dir, { read: ["out/**"], write: ["out/**"] });
     const results = await box.run(
       [
         { id: "a", name: "edit_file", input: { path: "out/two.md", old: "first", new: "1st" } },
@@ -262,6 +266,30 @@ describe("writes", () => {
     );
     expect(results.map((r) => r.isError)).toEqual([false, false]);
     expect(await readFile(path.join(dir, "out", "two.md"), "utf8")).toBe("1st\n2nd\n");
+    // two spellings of the file (one through a linked folder) queue on the same file too
+    await symlink(path.join(dir, "out"), path.join(dir, "alias"));
+    const both = await (await tools(dir, { read: ["out/**"], write: ["out/**"] })).run(
+      [
+        { id: "a", name: "edit_file", input: { path: "out/two.md", old: "1st", new: "one" } },
+        { id: "b", name: "edit_file", input: { path: "alias/two.md", old: "2nd", new: "two" } },
+      ],
+      new AbortController().signal,
+      () => {},
+    );
+    expect(both.map((r) => r.isError)).toEqual([false, false]);
+    expect(await readFile(path.join(dir, "out", "two.md"), "utf8")).toBe("one\ntwo\n");
+  });
+
+  it("edit_file needs the file readable too: its answers would tell a write-only agent what the file holds", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "out", "wo.txt"), "password=hunter2\n");
+    const box = await tools(dir, { write: ["out/**"] });
+    for (const old of ["password=hunter2", "nothing like it"]) {
+      const { message, event } = await refused(box, "edit_file", { path: "out/wo.txt", old, new: old });
+      expect(message).toMatch(/^permission denied: edit_file reads out\/wo\.txt to find the old text, so it needs the read permission as well as write/);
+      expect(event).toMatchObject({ allowed: false });
+    }
+    expect(await ok(box, "write_file", { path: "out/wo.txt", content: "replaced\n" })).toMatch(/^wrote/);
   });
 });
 
@@ -318,7 +346,7 @@ describe("awkward files", () => {
     expect(await ok(box, "read_file", { path: "docs/moving.md", limit: 1 })).toBe("line 1\n\n[read_file: showing lines 1–1 of docs/moving.md (21 bytes in all; stopped at limit 1): call read_file with offset=2 to read on]");
     await rm(linkPath);
     await symlink(path.join(outside, "private.txt"), linkPath);
-    expect((await refused(box, "read_file", { path: "docs/moving.md" })).message).toMatch(/leads through a link to .*outside\/private\.txt/);
+    expect((await refused(box, "read_file", { path: "docs/moving.md" })).message).toMatch(/leads through a link out of the program's directory/);
   });
 
   it("a single enormous line is cut, and the rest of it is not held in memory", async () => {
