@@ -36,7 +36,8 @@ function nonBlank(value: string): string {
 }
 
 function positiveInt(value: string): number {
-  const n = Number(value);
+  // digits only: Number() would also take " 3", "0x2" and "1e9"
+  const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
   return n;
 }

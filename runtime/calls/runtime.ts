@@ -135,7 +135,8 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
-    const permissions = refsIn ? { ...declared, read: [...declared.read, runState.bindingsGlob(programDir)] } : declared;
+    const grant = refsIn ? runState.bindingsGlob(programDir) : null;
+    const permissions = grant !== null ? { ...declared, read: [...declared.read, grant] } : declared;
     const loop: CallLoop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (input?.length ?? 0));

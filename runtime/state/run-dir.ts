@@ -2,7 +2,7 @@
 // the binding file of each agent call, the ref value it returns, and what a call passed refs may read.
 // The runtime writes every file itself: a binding is complete (temporary file + rename) or absent.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
 import { preloadSecretRules } from "../memory/secrets.ts";
@@ -60,6 +60,8 @@ export class RunDirectory {
     private readonly fs: MemoryFs,
     private readonly now: () => Date,
     private readonly state: StateFile,
+    /** bindings/ as made: where every binding is written and what a ref grants, however the path reads later */
+    private readonly bindingsReal: string,
   ) {}
 
   /** Make `.vvm/runs/<run-id>/` with program.vvm, state.md (status running), bindings/ and imports/. */
@@ -88,7 +90,7 @@ export class RunDirectory {
     // one header line, whatever the file is called
     const program = tableCell(path.basename(opts.entryPath), 200);
     const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
-    const run = new RunDirectory(id, dir, shown, fs, now, state);
+    const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
     run.state.trace("Started", started);
     await run.state.flush();
     return run;
@@ -108,8 +110,22 @@ export class RunDirectory {
     return false;
   }
 
-  /** The read glob that grants this run's bindings, and nothing else, relative to `programDir`. */
-  bindingsGlob(programDir: string): string {
+  /**
+   * Whether bindings/ (and the folders above it) still lead where they did when the run began: a link
+   * swapped in meanwhile (by a command an agent ran, another program) would take writes and the refs'
+   * read grant elsewhere.
+   */
+  private bindingsInPlace(): boolean {
+    try {
+      return realpathSync.native(path.join(this.dir, "bindings")) === this.bindingsReal;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The read glob that grants this run's bindings, and nothing else, relative to `programDir`; null once bindings/ leads elsewhere. */
+  bindingsGlob(programDir: string): string | null {
+    if (!this.bindingsInPlace()) return null;
     const rel = path.relative(programDir, path.join(this.dir, "bindings")).split(path.sep).join("/");
     // a directory name with glob characters must not widen the grant: they are escaped
     return `${rel.replace(/[\\*?[\]{}()!+@]/g, "\\$&")}/**`;
@@ -166,6 +182,7 @@ export class RunDirectory {
   private async write(file: string, req: BindRequest): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
+        if (!this.bindingsInPlace()) throw new Error("bindings/ now leads elsewhere than when the run began (a link?)");
         await this.fs.writeAtomic(file, req.text, undefined, RUN_OUTPUT);
         return null;
       } catch (err) {

@@ -9,7 +9,8 @@ import { BINDING_ID, RUN_ID, RUNS_DIR } from "./run-dir.ts";
 /** state.md is read up to this size (the runtime keeps it far smaller). */
 const STATE_CAP = 16 * 2 ** 20;
 
-export interface RunInfo {
+/** A run as `vvm runs ls` and `prune` see it: state.md's header and how many bindings its index lists. */
+export interface RunSummary {
   id: string;
   dir: string;
   program: string | null;
@@ -17,6 +18,11 @@ export interface RunInfo {
   updated: string | null;
   /** as state.md says; null when state.md is missing or unreadable */
   status: string | null;
+  bindingCount: number;
+}
+
+/** A run whole, as `vvm runs show` and `cat` read it. */
+export interface RunInfo extends RunSummary {
   bindings: { name: string; binding: string; summary: string }[];
   trace: string[];
 }
@@ -27,12 +33,56 @@ export function runsRoot(project: string): string | null {
   return realDirectory(path.dirname(root)) && realDirectory(root) ? root : null;
 }
 
-/** The runs under a project, oldest first (run ids sort by start time). */
-export async function listRuns(project: string): Promise<RunInfo[]> {
+/**
+ * The runs under a project, oldest first (run ids sort by start time). One state.md at a time, and of each
+ * only the header is parsed and the index rows counted: a project can hold many runs, and a copied-in
+ * state.md can be as large as the cap.
+ */
+export async function listRuns(project: string): Promise<RunSummary[]> {
   const root = runsRoot(project);
   if (root === null) return [];
   const ids = readdirSync(root).filter((n) => RUN_ID.test(n) && realDirectory(path.join(root, n))).sort();
-  return Promise.all(ids.map((id) => readRun(path.join(root, id))));
+  const out: RunSummary[] = [];
+  for (const id of ids) {
+    const dir = path.join(root, id);
+    const raw = await readState(dir);
+    const info: RunSummary = { id, dir, program: null, started: null, updated: null, status: null, bindingCount: 0 };
+    if (raw !== null) {
+      // the header is the file's first lines
+      readHeader(info, raw.subarray(0, HEADER_BYTES).toString("utf8").split("\n"));
+      for (let at = raw.indexOf(ROW); at >= 0; at = raw.indexOf(ROW, at + ROW.length)) info.bindingCount++;
+    }
+    out.push(info);
+  }
+  return out;
+}
+
+/** How far into state.md its header lies (the runtime writes four short lines after the title). */
+const HEADER_BYTES = 64 * 1024;
+/** The start of every row of the binding index (a pipe inside a cell is escaped). */
+const ROW = Buffer.from(" | bindings/b");
+
+/** state.md's bytes up to the cap; null when it is missing, a link or anything but a regular file. */
+async function readState(dir: string): Promise<Buffer | null> {
+  try {
+    const fh = await nodeFs.openRead(path.join(dir, "state.md"));
+    if (fh === null) return null;
+    try {
+      return await fh.readNow(STATE_CAP);
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return null; // said as "no state"
+  }
+}
+
+function readHeader(info: RunSummary, lines: string[]): void {
+  for (const line of lines) {
+    if (line.startsWith("## ")) return;
+    const header = /^(Program|Started|Updated|Status): (.*)$/.exec(line);
+    if (header) info[header[1]!.toLowerCase() as "program" | "started" | "updated" | "status"] = header[2]!;
+  }
 }
 
 /** One run by its id or a prefix that names one run alone; a message when there is none or several. */
@@ -46,28 +96,19 @@ export async function findRun(project: string, idOrPrefix: string): Promise<RunI
 }
 
 export async function readRun(dir: string): Promise<RunInfo> {
-  const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, bindings: [], trace: [] };
-  let text: string;
-  try {
-    const fh = await nodeFs.openRead(path.join(dir, "state.md"));
-    if (fh === null) return info;
-    try {
-      text = (await fh.readNow(STATE_CAP)).toString("utf8");
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return info; // a link or something else where state.md belongs: said as "no state"
-  }
+  const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, bindingCount: 0, bindings: [], trace: [] };
+  const raw = await readState(dir);
+  if (raw === null) return info;
+  const lines = raw.toString("utf8").split("\n");
+  readHeader(info, lines);
   let section = "";
-  for (const line of text.split("\n")) {
+  for (const line of lines) {
     if (line.startsWith("## ")) section = line.slice(3).trim();
-    const header = /^(Program|Started|Updated|Status): (.*)$/.exec(line);
-    if (header && section === "") info[header[1]!.toLowerCase() as "program" | "started" | "updated" | "status"] = header[2]!;
     const row = /^\| (.*?) \| bindings\/(b\d{6,})\.md \| (.*) \|$/.exec(line);
     if (row && section === "Binding Index") info.bindings.push({ name: unescapeCell(row[1]!), binding: row[2]!, summary: unescapeCell(row[3]!) });
     if (section === "Execution Trace" && line.startsWith("- ")) info.trace.push(line.slice(2));
   }
+  info.bindingCount = info.bindings.length;
   return info;
 }
 
@@ -93,7 +134,7 @@ export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ bin
 }
 
 /** Remove a run directory: its entries are removed, never followed (links included). */
-export function removeRun(run: RunInfo): void {
+export function removeRun(run: RunSummary): void {
   // the run, .vvm/runs and .vvm are all real directories: a link anywhere there would take the removal elsewhere
   const root = path.dirname(run.dir);
   if (!realDirectory(run.dir) || !realDirectory(root) || !realDirectory(path.dirname(root))) return;

@@ -12,6 +12,8 @@ export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: stri
 
 /** `--since`: a duration back from now (`90s`, `15m`, `2h`, `3d`) or an ISO 8601 time. */
 export function sinceTime(text: string, now: number, flag = "--since"): number {
+  // a bare number has no unit a person could mean (7 days? 7 seconds?): asked for, never guessed
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(text)) throw new UsageError(`${flag} ${text}: give a unit, such as "${text.trim()}m", "${text.trim()}h" or "${text.trim()}d"`);
   const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
   const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
   if (ms !== null) return now - ms;

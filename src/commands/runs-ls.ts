@@ -14,7 +14,7 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
       io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
       return EXIT.ok;
     }
-    const rows = runs.map((r) => [r.id, r.status ?? "(no state.md)", shortTime(r.started), `${r.bindings.length} binding${r.bindings.length === 1 ? "" : "s"}`, r.program ?? "-"]);
+    const rows = runs.map((r) => [r.id, r.status ?? "(no state.md)", shortTime(r.started), `${r.bindingCount} binding${r.bindingCount === 1 ? "" : "s"}`, r.program ?? "-"]);
     // state.md is a file anyone can edit: nothing in it reaches the terminal raw
     io.stdout.write(printable(`${runs.length} run${runs.length === 1 ? "" : "s"} in ${displayPath(root!, io)}\n${columns(rows, "  ")}`));
     return EXIT.ok;

@@ -2,7 +2,7 @@
 // running (or without a state.md yet) is left alone unless it has not changed for a day (a killed run is
 // never finished).
 import { EXIT, UsageError, type CliIO } from "../io.ts";
-import { listRuns, removeRun, type RunInfo } from "../../runtime/state/runs.ts";
+import { listRuns, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
 import { projectDir, runsCommand, type RunsFlags } from "./runs.ts";
@@ -20,7 +20,7 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     const runs = await listRuns(projectDir(flags.dir, io));
     // a run without a readable state.md may have just started (or cannot write it): kept like a running
     // one, its age taken from its id
-    const removable = (r: RunInfo) => (r.status !== null && r.status !== "running") || now - time(r.updated ?? idTime(r.id)) > STALE_RUNNING_MS;
+    const removable = (r: RunSummary) => (r.status !== null && r.status !== "running") || now - time(r.updated ?? idTime(r.id)) > STALE_RUNNING_MS;
     // oldest first: --keep keeps the newest N, --older-than removes those started before the cutoff
     const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => time(r.started ?? idTime(r.id)) < cutoff);
     const gone = doomed.filter(removable);

@@ -116,6 +116,18 @@ describe("vvm runs", () => {
     expect(await runCli(["runs", "cat", "19990101", "notes"], { cwd: dir })).toMatchObject({ code: 1, stderr: expect.stringContaining("no run 19990101") });
   });
 
+  it("ls reads a huge state.md a repository copied in without holding its rows: header and count only", async () => {
+    const d = mkdtempSync(path.join(tmp, "huge-"));
+    const id = "20260101-000000-cccccc";
+    mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
+    const row = "| x | bindings/b000001.md | " + "y".repeat(200) + " |\n";
+    const rows = row.repeat(Math.floor((15 * 2 ** 20) / row.length));
+    writeFileSync(path.join(d, ".vvm", "runs", id, "state.md"), `# VVM Run: ${id}\n\nProgram: big.vvm\nStarted: 2026-01-01T00:00:00Z\nUpdated: 2026-01-01T00:00:00Z\nStatus: completed\n\n## Binding Index\n\n${rows}`);
+    const r = await runCli(["runs", "ls", d]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`${id}\\s+completed\\s+2026-01-01 00:00:00Z\\s+${rows.length / row.length} bindings\\s+big\\.vvm`));
+  });
+
   it("prune keeps a run without a state.md (one just starting) unless its id is a day old", async () => {
     const d = mkdtempSync(path.join(tmp, "young-"));
     const stamp = (t: Date) => t.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -134,6 +146,12 @@ describe("vvm runs", () => {
     const own = mkdtempSync(path.join(tmp, "prune-"));
     cpSync(path.join(dir, ".vvm"), path.join(own, ".vvm"), { recursive: true });
     expect(await runCli(["runs", "prune"], { cwd: own })).toMatchObject({ code: 64 });
+    // a bare number has no unit to guess (7 days would be 7 seconds), and a count is digits only
+    for (const args of [["--older-than", "7"], ["--older-than", "0"], ["--keep", "0x2"], ["--keep", " 3"], ["--keep", "1e9"]]) {
+      expect(await runCli(["runs", "prune", ...args], { cwd: own })).toMatchObject({ code: 64, stdout: "" });
+    }
+    expect((await runCli(["runs", "prune", "--older-than", "7"], { cwd: own })).stderr).toMatch(/give a unit, such as "7m", "7h" or "7d"/);
+    expect(readdirSync(path.join(own, ".vvm", "runs")).length).toBe(3);
     expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: own })).stdout).toContain("removed 0 runs");
     const dry = await runCli(["runs", "prune", "--keep", "1", "--dry-run"], { cwd: own });
     expect(dry.stdout).toContain("would remove 2 runs");

@@ -266,6 +266,32 @@ describe("agent calls in filesystem state", () => {
     expect(existsSync(path.join(run.dir, "bindings", "b000009.md"))).toBe(false);
   });
 
+  it("a bindings/ swapped for a link during the run takes neither the writes nor a ref's read grant elsewhere", async () => {
+    const dir = project();
+    const privateDir = path.join(dir, "private");
+    mkdirSync(privateDir);
+    writeFileSync(path.join(privateDir, "id_key.txt"), "PRIVATE KEY MATERIAL\n");
+    const run = await create(dir);
+    const first = harness(toolAsker([], []), { runState: run, programDir: dir });
+    const research = await first.rt.call(callReq(agent("researcher"), "Research.", null, {}, { target: "research" }));
+    expect(isRef(research)).toBe(true);
+    // what a command an agent ran could do: bindings/ becomes a link to a private folder
+    const bindings = path.join(run.dir, "bindings");
+    rmSync(bindings, { recursive: true });
+    symlinkSync(privateDir, bindings);
+    const failed = await run.bind({ name: "next", agent: "a", text: "to be written", retries: 0, pause: noPause });
+    expect(isErrorValue(failed) && errorKind(failed)).toBe("binding_failed");
+    expect(readdirSync(privateDir)).toEqual(["id_key.txt"]);
+    const seen: ModelRequest[] = [];
+    const reader = harness(toolAsker([{ name: "read_file", input: { path: `.vvm/runs/${run.id}/bindings/id_key.txt` } }], seen), { runState: run, programDir: dir });
+    const out = await reader.rt.call(callReq(agent("reader"), "Read.", obj({ research }), {}, { target: "out" }));
+    // no grant: the reader has no tools at all, so nothing of the private folder came back
+    expect(seen[0]!.tools).toEqual([]);
+    expect(JSON.stringify(out)).not.toContain("PRIVATE");
+    await run.finish("completed", "Completed");
+    expect(state(run)).toMatch(/next = @a failed: b000002 could not be written \(bindings\/ now leads elsewhere/);
+  });
+
   it("bind the reply as memory leaves it: the memory patch goes to memory, never into the binding; the trace names the binding", async () => {
     const run = await create(project());
     const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
