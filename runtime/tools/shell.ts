@@ -1,7 +1,11 @@
 // Running one bash tool command: `/bin/sh -c` in its own process group, standard input empty, output
 // captured up to a cap. The whole group is killed when the command times out, prints too much, or the call
-// is cancelled, and when the shell itself exits (a background job does not outlive its command).
+// is cancelled, and when the shell itself exits (a background job does not outlive its command). A job
+// that left the group (`setsid`, a daemon's double fork) still carries the command's mark in its
+// environment: on Linux every process of ours with that mark is killed too.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 
 export interface CommandLimits {
   timeoutMs: number;
@@ -24,9 +28,12 @@ export interface CommandEnd {
   error: string | null;
 }
 
-/** Process groups still running: killed if vvm itself exits first (a second Ctrl-C), since they are not in the terminal's group. */
-const running = new Set<number>();
+/** Commands still running, by process group and mark: killed if vvm itself exits first (a second Ctrl-C), since they are not in the terminal's group. */
+const running = new Map<number, string>();
 let exitHook = false;
+
+/** The variable each command's processes inherit, with a value new for every command. */
+export const MARK_VARIABLE = "VVM_BASH_COMMAND";
 
 function killGroup(pid: number): void {
   try {
@@ -36,11 +43,51 @@ function killGroup(pid: number): void {
   }
 }
 
+/**
+ * Kill every process whose environment holds `MARK_VARIABLE=mark`: what a command started and took out
+ * of its process group. Linux only (/proc); elsewhere the process group is all there is. Only our own
+ * processes' environments can be read, so nobody else's is touched. A few rounds: one may fork meanwhile.
+ */
+function killMarked(mark: string): void {
+  const needle = Buffer.from(`\0${MARK_VARIABLE}=${mark}\0`);
+  for (let round = 0; round < 3; round++) {
+    let pids: string[];
+    try {
+      pids = readdirSync("/proc").filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+    } catch {
+      return;
+    }
+    let found = 0;
+    for (const pid of pids) {
+      let environ: Buffer;
+      try {
+        environ = readFileSync(`/proc/${pid}/environ`);
+      } catch {
+        continue; // gone, or not ours
+      }
+      // the first variable has no NUL before it
+      if (!Buffer.concat([Buffer.from([0]), environ]).includes(needle)) continue;
+      found++;
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    if (found === 0) return;
+  }
+}
+
+function killAll(pid: number, mark: string): void {
+  killGroup(pid);
+  killMarked(mark);
+}
+
 export function runCommand(command: string, opts: { cwd: string; env: Record<string, string>; signal: AbortSignal; limits: CommandLimits }): Promise<CommandEnd> {
   const { limits, signal } = opts;
   if (!exitHook) {
     exitHook = true;
-    process.once("exit", () => running.forEach(killGroup));
+    process.once("exit", () => running.forEach((mark, pid) => killAll(pid, mark)));
   }
   return new Promise((resolve) => {
     const head: Buffer[] = [];
@@ -52,12 +99,13 @@ export function runCommand(command: string, opts: { cwd: string; env: Record<str
     let exitSignal: string | null = null;
     let settled = false;
     let lingering: NodeJS.Timeout | undefined;
-    const child = spawn("/bin/sh", ["-c", command], { cwd: opts.cwd, env: opts.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const mark = randomBytes(12).toString("hex");
+    const child = spawn("/bin/sh", ["-c", command], { cwd: opts.cwd, env: { ...opts.env, [MARK_VARIABLE]: mark }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const pid = child.pid;
-    if (pid !== undefined) running.add(pid);
+    if (pid !== undefined) running.set(pid, mark);
     const kill = (why: CommandEnd["end"]) => {
       if (end === "exited") end = why;
-      if (pid !== undefined) killGroup(pid);
+      if (pid !== undefined) killAll(pid, mark);
     };
     const timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
     const onAbort = () => kill("aborted");
@@ -94,9 +142,9 @@ export function runCommand(command: string, opts: { cwd: string; env: Record<str
     child.on("exit", (code, sig) => {
       exitCode = code;
       exitSignal = sig;
-      // what the command left running in its group goes with it; a process that left the group and still
-      // holds the output pipes is not waited for beyond a moment
-      if (pid !== undefined) killGroup(pid);
+      // what the command left running goes with it, in its group or marked; one that escaped both and
+      // still holds the output pipes is not waited for beyond a moment
+      if (pid !== undefined) killAll(pid, mark);
       lingering = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();

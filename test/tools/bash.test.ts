@@ -207,6 +207,19 @@ describe("bash through the SDK", () => {
   });
 });
 
+describe.skipIf(process.platform !== "linux")("jobs that leave the command's process group (Linux)", () => {
+  it("a job started in a session of its own (setsid) is killed with its command all the same", async () => {
+    const dir = await programDir();
+    standin.enqueue(
+      { type: "tool_use", calls: [{ name: "bash", input: { command: "setsid sh -c 'echo $$ > s.pid; exec sleep 30' >/dev/null 2>&1 &\nwhile [ ! -s s.pid ]; do sleep 0.05; done" } }] },
+      { type: "text", text: "ok" },
+    );
+    const { rt } = harness(provider(), { programDir: dir, shell: shell() });
+    expect(await rt.call(callReq(agent("bg", { permissions: perms({ bash: "allow" }) }), "t", null))).toBe("ok");
+    expect(await gone(await pidIn(path.join(dir, "s.pid")))).toBe(true);
+  });
+});
+
 describe("the command environment", () => {
   it("withholds credentials by name and by value, and keeps the rest", () => {
     const { env, withheld } = commandEnv({ ...ENV, AWS_SECRET_ACCESS_KEY: "x", NPM_TOKEN: "x", OPENAI_API_KEY: "x", SSH_AUTH_SOCK: "/tmp/agent", VVM_MAX_TOKENS: "5", PASSAGE: "keep", LANG: "C" });
