@@ -14,6 +14,8 @@ import { indexCell, summarize, tableCell, withoutSecrets } from "./summary.ts";
 export const RUNS_DIR = path.join(".vvm", "runs");
 /** `YYYYMMDD-HHMMSS-<6 hex>`: sorts by start time; the random part keeps simultaneous runs apart. */
 export const RUN_ID = /^\d{8}-\d{6}-[0-9a-f]{6}$/;
+/** A binding's name in state.md is cut to this many characters. */
+export const NAME_CHARS = 60;
 /** `b000001`: binding files are numbered by a counter, never named after variables. */
 export const BINDING_ID = /^b\d{6,}$/;
 
@@ -155,14 +157,14 @@ export class RunDirectory {
     const failure = await this.write(file, req);
     if (failure !== null) {
       const [shownName] = await withoutSecrets([name]);
-      this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(req.agent, 60)} failed: ${id} could not be written (${code(failure)})`, this.now());
+      this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(req.agent, NAME_CHARS)} failed: ${id} could not be written (${code(failure)})`, this.now());
       return makeError("binding_failed", `the reply could not be written to ${path.join(this.shown, "bindings", `${id}.md`)} (${code(failure)})`, new Map<string, Value>([["binding", id]]));
     }
     const summary = summarize(req.text);
     // a name= may come from the program's data, and a summary from the reply: either may hold a secret
     const [shownName, shownSummary] = await withoutSecrets([name, summary]);
-    this.state.bind({ name: tableCell(shownName, 60), binding: id, summary: indexCell(shownSummary) });
-    this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(req.agent, 60)} (${id})`, this.now());
+    this.state.bind({ name: tableCell(shownName, NAME_CHARS), binding: id, summary: indexCell(shownSummary) });
+    this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(req.agent, NAME_CHARS)} (${id})`, this.now());
     const ref: VObject = new Map<string, Value>([
       ["ref", `${this.shown}/bindings/${id}.md`.split(path.sep).join("/")],
       ["summary", summary],
@@ -195,7 +197,7 @@ export class RunDirectory {
   noteFailure(name: string | null, agent: string, kind: string): void {
     const at = this.now();
     const noted = withoutSecrets([name ?? "(unassigned)"]).then(([shownName]) => {
-      this.state.trace(`${tableCell(shownName, 60)} = @${tableCell(agent, 60)} failed: error(kind=${JSON.stringify(kind)})`, at);
+      this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(agent, NAME_CHARS)} failed: error(kind=${JSON.stringify(kind)})`, at);
     });
     this.noting.add(noted);
     void noted.finally(() => this.noting.delete(noted));

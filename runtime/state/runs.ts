@@ -4,7 +4,8 @@
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { nodeFs } from "../memory/fsio.ts";
-import { BINDING_ID, RUN_ID, RUNS_DIR } from "./run-dir.ts";
+import { BINDING_ID, NAME_CHARS, RUN_ID, RUNS_DIR } from "./run-dir.ts";
+import { tableCell } from "./summary.ts";
 
 /** state.md is read up to this size (the runtime keeps it far smaller). */
 const STATE_CAP = 16 * 2 ** 20;
@@ -118,7 +119,9 @@ export async function readRun(dir: string): Promise<RunInfo> {
  */
 export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ binding: string; name: string | null; text: string; others: number } | string> {
   const byId = BINDING_ID.test(nameOrId);
-  const rows = byId ? run.bindings.filter((b) => b.binding === nameOrId) : run.bindings.filter((b) => b.name === nameOrId);
+  // a name is found as state.md holds it: one line, cut to 60 characters
+  const shown = unescapeCell(tableCell(nameOrId, NAME_CHARS));
+  const rows = byId ? run.bindings.filter((b) => b.binding === nameOrId) : run.bindings.filter((b) => b.name === nameOrId || b.name === shown);
   if (!byId && rows.length === 0) return `run ${run.id} has no binding named ${nameOrId}`;
   const binding = byId ? nameOrId : rows[rows.length - 1]!.binding;
   const name = rows[rows.length - 1]?.name ?? null;

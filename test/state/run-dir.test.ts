@@ -8,6 +8,7 @@ import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import type { MemoryPort } from "../../runtime/memory-port.ts";
 import type { ModelReply, ModelRequest, Provider } from "../../runtime/provider.ts";
 import { RunDirectory, RunDirError, RUN_ID } from "../../runtime/state/run-dir.ts";
+import { readBinding, readRun } from "../../runtime/state/runs.ts";
 import { indexCell, summarize, SUMMARY_CHARS } from "../../runtime/state/summary.ts";
 import { errorKind, isErrorValue, isRef, obj, type Value, type VObject } from "../../runtime/values.ts";
 import { agent, callReq, harness } from "../calls/helpers.ts";
@@ -138,6 +139,15 @@ describe("bindings", () => {
     expect(md).toContain('(withheld: looks like a secret) = @writer failed: error(kind="rejected")');
     expect(md).not.toContain("ghp_");
     expect(md).not.toContain("xoxb-");
+  });
+
+  it("a name longer than state.md's cell is found by vvm runs cat as written", async () => {
+    const run = await create(project());
+    const long = "a very long binding name given with name= ".repeat(3);
+    await run.bind({ name: long, agent: "writer", text: "the text.", retries: 0, pause: noPause });
+    await run.finish("completed", "Completed");
+    const found = await readBinding(await readRun(run.dir), long);
+    expect(found).toMatchObject({ binding: "b000001", text: "the text." });
   });
 
   it("of concurrent calls are distinct files, and state.md loses no line", async () => {
