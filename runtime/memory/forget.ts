@@ -157,6 +157,14 @@ export class Scrubber {
     return this.scrubText(item);
   }
 
+  /** One field of an entry without the text: a digest hash renamed, structure kept, facts tombstoned, the rest scrubbed. */
+  private scrubField(k: string, v: unknown): unknown {
+    if (HASHES.has(k)) return typeof v === "string" ? (this.hashes.get(v) ?? v) : v;
+    if (STRUCTURE.has(k)) return v;
+    if (k === "retain" && Array.isArray(v)) return v.map((item: unknown) => this.scrubItem(item));
+    return this.scrubValue(v);
+  }
+
   /**
    * One ledger line without the text: the same buffer when nothing in it changes. An entry that changes
    * says which purge changed it (`purged_by`); its other bytes are written anew by JSON.stringify. A
@@ -178,15 +186,7 @@ export class Scrubber {
     let changed = false;
     const next: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(e as unknown as Record<string, unknown>)) {
-      const scrubbed = HASHES.has(k)
-        ? typeof v === "string"
-          ? (this.hashes.get(v) ?? v)
-          : v
-        : STRUCTURE.has(k)
-          ? v
-          : k === "retain" && Array.isArray(v)
-            ? v.map((item: unknown) => this.scrubItem(item))
-            : this.scrubValue(v);
+      const scrubbed = this.scrubField(k, v);
       // a field this release does not know may be named with the text
       const name = STRUCTURE.has(k) || HASHES.has(k) || k === "retain" || !this.holds(k) ? k : this.scrubText(k);
       if (name !== k || (scrubbed !== v && JSON.stringify(scrubbed) !== JSON.stringify(v))) changed = true;
