@@ -252,31 +252,24 @@ describe("writes", () => {
     expect(await readFile(path.join(dir, "out", "e.md"), "utf8")).toBe("$& $1 a\n");
   });
 
-  it("two edits of one file in one turn both land", async () => {
+  it("two edits of one file in one turn both land, however the path is spelled", async () => {
     const { dir } = await fixture();
     await writeFile(path.join(dir, "out", "two.md"), "first\nsecond\n");
-    const box = await tools(dir, { read: ["out/**"], write: ["out/**"] });
-    const results = await box.run(
-      [
-        { id: "a", name: "edit_file", input: { path: "out/two.md", old: "first", new: "1st" } },
-        { id: "b", name: "edit_file", input: { path: "out/two.md", old: "second", new: "2nd" } },
-      ],
-      new AbortController().signal,
-      () => {},
-    );
-    expect(results.map((r) => r.isError)).toEqual([false, false]);
+    // one turn's edits, run as the loop runs them: side by side
+    const edits = async (...uses: [string, string, string][]) => {
+      const box = await tools(dir, { read: ["out/**"], write: ["out/**"] });
+      const results = await box.run(
+        uses.map(([p, old, nu], i) => ({ id: `t${i}`, name: "edit_file", input: { path: p, old, new: nu } })),
+        new AbortController().signal,
+        () => {},
+      );
+      return results.map((r) => r.isError);
+    };
+    expect(await edits(["out/two.md", "first", "1st"], ["out/two.md", "second", "2nd"])).toEqual([false, false]);
     expect(await readFile(path.join(dir, "out", "two.md"), "utf8")).toBe("1st\n2nd\n");
-    // two spellings of the file (one through a linked folder) queue on the same file too
+    // one spelling through a linked folder: still one file, still one queue
     await symlink(path.join(dir, "out"), path.join(dir, "alias"));
-    const both = await (await tools(dir, { read: ["out/**"], write: ["out/**"] })).run(
-      [
-        { id: "a", name: "edit_file", input: { path: "out/two.md", old: "1st", new: "one" } },
-        { id: "b", name: "edit_file", input: { path: "alias/two.md", old: "2nd", new: "two" } },
-      ],
-      new AbortController().signal,
-      () => {},
-    );
-    expect(both.map((r) => r.isError)).toEqual([false, false]);
+    expect(await edits(["out/two.md", "1st", "one"], ["alias/two.md", "2nd", "two"])).toEqual([false, false]);
     expect(await readFile(path.join(dir, "out", "two.md"), "utf8")).toBe("one\ntwo\n");
   });
 
