@@ -825,7 +825,11 @@ export class Session implements MemorySession {
         }
         // load() repaired a torn tail under this lock: one now is a writer that does not take it
         if (lines.tornBytes > 0) throw new Refused("ledger.jsonl ends with an incomplete line (another writer?); nothing purged");
-        const last = serializeEntry(e);
+        // the purge's own entry (its reason, the user in its provenance) may hold the text as well
+        const own = serializeEntry(e);
+        const ownLine = own.subarray(0, own.length - 1);
+        const scrubbedOwn = scrub(ownLine, e.seq);
+        const last = scrubbedOwn === ownLine ? own : Buffer.concat([scrubbedOwn, NL]);
         size += last.length;
         yield last;
       };

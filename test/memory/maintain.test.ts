@@ -278,6 +278,34 @@ describe("vvm memory forget", () => {
     expect(holding.map(([f]) => f)).toEqual([]);
   });
 
+  it("--purge never renames a field this release writes, scrubs its own entry too, and refuses a line whose escapes it cannot read", async () => {
+    const dir = await builtProject();
+    const file = path.join(memDir(dir, KEY), "ledger.jsonl");
+    // text that is only part of known field names ("digest", provenance's "line"): nothing to purge, nothing renamed
+    for (const text of ["dige", "lin"]) {
+      const bytes = await readFile(file, "utf8");
+      const res = await memory(dir, "forget", KEY, "--match", text, "--purge");
+      expect(res).toMatchObject({ code: 1, stderr: expect.stringContaining("nothing in the ledger holds that text; nothing purged") });
+      expect(await readFile(file, "utf8")).toBe(bytes);
+    }
+    // a name that is also the user running the purge: the purge's own entry records that user, and loses it too
+    const before = (await ledger(dir, KEY)).entries;
+    ok(await runCli(["memory", "forget", KEY, "--match", "priya", "--purge"], { cwd: dir, env: { USER: "priya" } }));
+    const after = (await ledger(dir, KEY)).entries;
+    expect(after.slice(0, -1).map((e) => Object.keys(e).filter((k) => k !== "purged_by"))).toEqual(before.map((e) => Object.keys(e)));
+    expect(toolProvenance(after.at(-1)!.provenance)?.user).toMatch(/^\[purged [0-9a-f]{16}\]$/);
+    expect((await readFile(file, "utf8")).toLowerCase()).not.toContain("priya");
+    ok(await memory(dir, "history", KEY));
+    ok(await memory(dir, "diff", KEY, "1", "2"));
+    // a line that is no readable entry (nested too deep) and holds an escape: the text may hide behind it
+    let deep = '"B tiger\\n77 ok"';
+    for (let i = 0; i < 20; i++) deep = `[${deep}]`;
+    await appendFile(file, `{"v":1,"ts":"t","seq":99,"kind":"patch","retain":[],"x":${deep}}\n`);
+    const refused = await memory(dir, "forget", KEY, "--match", "tiger", "--purge");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/not a readable entry and holds escapes the purge cannot see through/);
+  });
+
   it("--purge is refused, and writes nothing, while digest.md holds the text in its front matter or in an edit no entry records yet", async () => {
     const dir = await builtProject();
     const file = path.join(memDir(dir, KEY), "digest.md");
