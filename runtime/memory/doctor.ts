@@ -146,9 +146,30 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
   // the recall index
   if (ledger.readable && usable.get("recall.jsonl")) {
     const idx = await indexState({ fs, ledger: file("ledger.jsonl"), index: file("recall.jsonl"), ledgerSize: ledger.size, key });
-    if (idx.state === "damaged") found.push(problem("recall", idx.detail ?? "recall.jsonl is damaged", "rebuild it from the ledger"));
-    else if (idx.state === "stale") found.push(problem("recall", "recall.jsonl does not match ledger.jsonl (rewritten or cut since it was built)", "rebuild it from the ledger"));
-    else if (idx.state === "missing" && ledger.last !== null) found.push(note("recall", "recall.jsonl is not built yet (the next continue call builds it)", "build it from the ledger"));
+    switch (idx.state) {
+      case "damaged":
+        found.push(problem("recall", idx.detail ?? "recall.jsonl is damaged", "rebuild it from the ledger"));
+        break;
+      case "stale":
+        found.push(problem("recall", "recall.jsonl does not match ledger.jsonl (rewritten or cut since it was built)", "rebuild it from the ledger"));
+        break;
+      case "foreign":
+        // a shared project's index, signed by a teammate's runtime: derived, and rebuilt without harm
+        found.push(note("recall", "recall.jsonl is not signed for this memory with your key (another user's runtime wrote it, or it was changed since); the next continue call rebuilds it", "rebuild it from the ledger"));
+        break;
+      case "unchecked":
+        found.push(note("recall", "recall.jsonl cannot be checked: there is no usable key in ~/.vvm/recall.key (a continue call makes one where none is; a link, folder or other file there is left to a person)"));
+        break;
+      case "missing":
+        if (ledger.last !== null) found.push(note("recall", "recall.jsonl is not built yet (the next continue call builds it)", "build it from the ledger"));
+        break;
+      case "ok":
+        break;
+      default: {
+        const never: never = idx.state;
+        throw new Error(`unknown index state ${String(never)}`);
+      }
+    }
   }
   return { loc, findings: found, entries: ledger.last?.seq ?? 0, ledgerBytes: ledger.size };
 }

@@ -5,6 +5,7 @@
 // unreadable or no longer matches. Deleting it loses nothing. A `forget` entry removes the facts it names
 // (they are never recalled again). Each line is signed (index-key.ts): a line that is not, or not with
 // this user's key, makes the index damaged. spec/memory.md §3 "Recall".
+import path from "node:path";
 import type { MemoryFs } from "./fsio.ts";
 import { sign, verify } from "./index-key.ts";
 import { sha256 } from "./keys.ts";
@@ -43,8 +44,8 @@ interface Batch extends Covered {
 export interface FactIndex {
   covered: Covered;
   search: FactSearch;
-  /** recall.jsonl as last read or written: its inode and size (null: not on disk) */
-  file: { ino: number; size: number } | null;
+  /** recall.jsonl as last read or written: its inode, its size and its last line's signature (null: not on disk) */
+  file: { ino: number; size: number; mac: string } | null;
 }
 
 const EMPTY: Covered = { ino: 0, end: 0, lastStart: 0, lastHash: "", seq: null };
@@ -66,7 +67,8 @@ export interface SyncOptions {
 
 /** The facts of the ledger as it is now, from the cache, recall.jsonl or the ledger itself. */
 export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
-  let idx = await fromDisk(o);
+  const found = await fromDisk(o);
+  let idx = found === "foreign" ? null : found;
   let rebuilt = false;
   if (idx === null || !(await stillMatches(o, idx.covered))) {
     idx = { covered: EMPTY, search: new FactSearch(), file: null };
@@ -84,8 +86,11 @@ export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
   return idx;
 }
 
-/** The cached index while recall.jsonl is the file it was read from or written as; else the file read afresh (null: absent or unusable). */
-async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
+/**
+ * The cached index while recall.jsonl is the file it was read from or written as; else the file read
+ * afresh (null: absent or unusable; "foreign": not signed for this memory with this user's key).
+ */
+async function fromDisk(o: SyncOptions): Promise<FactIndex | null | "foreign"> {
   const cached = o.cache.get(o.index);
   if (o.key === null) return null;
   let id: { ino: number; size: number } | null;
@@ -114,39 +119,57 @@ async function fromDisk(o: SyncOptions): Promise<FactIndex | null> {
   if (raw.length > maxIndexBytes(o.ledgerSize)) return damaged();
   let parsed: ReturnType<typeof parseIndex>;
   try {
-    parsed = parseIndex(raw, o.key);
+    parsed = parseIndex(raw, o.key, memoryOf(o.index));
   } catch {
     // whatever a crafted file makes parsing do, it only ever means "rebuild"
     parsed = null;
   }
+  // signed by another user's runtime (a shared project), for another memory, or before signatures: rebuilt, nothing to warn about
+  if (parsed === "foreign") return "foreign";
   if (parsed === null) return damaged();
   // after a torn append (a killed writer) the next write replaces the whole file rather than add to it
-  return { covered: parsed.covered, search: parsed.search, file: parsed.torn ? null : { ino: id.ino, size: raw.length } };
+  return { covered: parsed.covered, search: parsed.search, file: parsed.torn ? null : { ino: id.ino, size: raw.length, mac: parsed.mac } };
 }
 
-/** One line of recall.jsonl: the batch as JSON with its signature as the first member. */
-function signedLine(key: Buffer, batch: Batch): string {
+/** Which memory an index belongs to, as its signatures name it: its directory's name (the escaped key), the same wherever the project moves. */
+function memoryOf(index: string): string {
+  return path.basename(path.dirname(index));
+}
+
+/**
+ * What a line's signature covers: the memory, the previous line's signature and the batch. A line is
+ * valid only in its own memory's index, right after the line it followed when written, so lines of
+ * other indexes (even this user's) cannot be spliced in.
+ */
+const signed = (memory: string, prev: string, body: string) => `${memory}\n${prev}\n${body}`;
+
+/** One line of recall.jsonl: the batch as JSON with its signature as the first member (exported: tests sign crafted batches). */
+export function signedLine(key: Buffer, memory: string, prev: string, batch: object): { line: string; mac: string } {
   const body = JSON.stringify(batch);
-  return `{"mac":"${sign(key, body)}",${body.slice(1)}\n`;
+  const mac = sign(key, signed(memory, prev, body));
+  return { line: `{"mac":"${mac}",${body.slice(1)}\n`, mac };
 }
 
 const MAC = /^\{"mac":"([0-9a-f]{64})",/;
 
 /**
- * recall.jsonl parsed, or null when any complete line is not a batch signed with `key` continuing the one
- * before it. Bytes after the last line break are an append a killed writer left unfinished: not an error.
+ * recall.jsonl parsed; "foreign" when a complete line is not signed with `key` for this memory after the
+ * line before it; null when a signed line is not a batch continuing the one before it. Bytes after the last
+ * line break are an append a killed writer left unfinished: not an error.
  */
-function parseIndex(raw: Buffer, key: Buffer): { covered: Covered; search: FactSearch; torn: boolean } | null {
+function parseIndex(raw: Buffer, key: Buffer, memory: string): { covered: Covered; search: FactSearch; torn: boolean; mac: string } | "foreign" | null {
   const text = raw.toString("utf8");
   const end = text.lastIndexOf("\n");
   let covered = EMPTY;
   const facts: Fact[] = [];
   const forget: { seq: number; index: number }[] = [];
+  let prev = "";
   for (const line of end < 0 ? [] : text.slice(0, end).split("\n")) {
     const mac = MAC.exec(line);
-    if (mac === null) return null;
+    if (mac === null) return "foreign";
     const body = "{" + line.slice(mac[0].length);
-    if (!verify(key, body, mac[1])) return null;
+    if (!verify(key, signed(memory, prev, body), mac[1])) return "foreign";
+    prev = mac[1];
     let b: Batch;
     try {
       b = JSON.parse(body) as Batch;
@@ -162,7 +185,7 @@ function parseIndex(raw: Buffer, key: Buffer): { covered: Covered; search: FactS
   search.add(facts);
   // a forget names only facts retained before it, so applying every one after adding every fact is the same
   search.remove(forget);
-  return { covered, search, torn: end !== text.length - 1 };
+  return { covered, search, torn: end !== text.length - 1, mac: prev };
 }
 
 function isBatch(b: unknown): b is Batch {
@@ -261,21 +284,23 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
  * continuation as one appended line. Derived, so never fsynced. A file that cannot be written (a
  * link where recall.jsonl belongs, a full disk) is reported and left: recall still works in memory.
  */
-async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promise<{ ino: number; size: number } | null> {
+async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promise<FactIndex["file"]> {
   const { key } = o;
   if (key === null) return null;
+  const memory = memoryOf(o.index);
   try {
     if (batch !== null && idx.file !== null) {
-      const line = Buffer.from(signedLine(key, batch), "utf8");
-      await o.fs.append(o.index, line, { sync: false });
+      const { line, mac } = signedLine(key, memory, idx.file.mac, batch);
+      const bytes = Buffer.from(line, "utf8");
+      await o.fs.append(o.index, bytes, { sync: false });
       const id = await o.fs.identity(o.index);
-      return id === null ? null : { ino: id.ino, size: idx.file.size + line.length };
+      return id === null ? null : { ino: id.ino, size: idx.file.size + bytes.length, mac };
     }
     // forgotten facts are left out: a whole index holds only what is retained
     const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.live().map((f) => [f.seq, f.i, f.ts, f.text]), forget: [] };
-    const data = signedLine(key, whole);
-    const ino = await o.fs.writeAtomic(o.index, data, undefined, { sync: false });
-    return { ino, size: Buffer.byteLength(data) };
+    const { line, mac } = signedLine(key, memory, "", whole);
+    const ino = await o.fs.writeAtomic(o.index, line, undefined, { sync: false });
+    return { ino, size: Buffer.byteLength(line), mac };
   } catch (err) {
     o.warn(`recall.jsonl not written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); recall reads the ledger again next time`);
     return null;
@@ -284,17 +309,22 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
 
 /**
  * How recall.jsonl stands against the ledger, read without writing (`vvm memory doctor`): `missing` (a
- * `continue` call builds it), `damaged` (`detail` says how), `stale` (the ledger is not the one indexed,
- * or was cut or edited), or `ok` (it may cover less than the ledger: the next call adds the rest).
+ * `continue` call builds it), `damaged` (`detail` says how), `foreign` (not signed for this memory with this
+ * user's key: written by another user's runtime, or changed since), `unchecked` (this user has no key to
+ * check it with), `stale` (the ledger is not the one indexed, or was cut or edited), or `ok` (it may cover
+ * less than the ledger: the next call adds the rest).
  */
-export async function indexState(o: Pick<SyncOptions, "fs" | "ledger" | "index" | "ledgerSize" | "key">): Promise<{ state: "ok" | "missing" | "damaged" | "stale"; detail: string | null }> {
+export async function indexState(
+  o: Pick<SyncOptions, "fs" | "ledger" | "index" | "ledgerSize" | "key">,
+): Promise<{ state: "ok" | "missing" | "damaged" | "foreign" | "unchecked" | "stale"; detail: string | null }> {
   let detail: string | null = null;
   if (o.key === null) {
     const there = await o.fs.identity(o.index).catch(() => null);
-    return there === null ? { state: "missing", detail: null } : { state: "damaged", detail: "recall.jsonl cannot be checked: there is no key to check its signatures with (~/.vvm/recall.key)" };
+    return { state: there === null ? "missing" : "unchecked", detail: null };
   }
   const opts: SyncOptions = { ...o, cache: new Map(), persist: false, warn: (m) => (detail = m) };
   const idx = await fromDisk(opts);
+  if (idx === "foreign") return { state: "foreign", detail: null };
   if (idx === null) return detail !== null ? { state: "damaged", detail } : { state: "missing", detail: null };
   if (!(await stillMatches(opts, idx.covered))) return { state: "stale", detail: null };
   return { state: "ok", detail: null };

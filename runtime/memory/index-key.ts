@@ -57,6 +57,8 @@ function readKey(file: string): Buffer | null | undefined {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size !== 64) return null;
+    // a key others may read (or that someone else owns) is no secret of the user's
+    if ((st.mode & 0o077) !== 0 || (process.getuid !== undefined && st.uid !== process.getuid())) return null;
     const buf = Buffer.alloc(64);
     const text = buf.subarray(0, readSync(fd, buf, 0, 64, 0)).toString("latin1");
     return KEY_HEX.test(text) ? Buffer.from(text, "hex") : null;
