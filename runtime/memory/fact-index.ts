@@ -137,20 +137,23 @@ function memoryOf(index: string): string {
 }
 
 /**
- * What a line's signature covers: the memory, the previous line's signature and the batch. A line is
- * valid only in its own memory's index, right after the line it followed when written, so lines of
- * other indexes (even this user's) cannot be spliced in.
+ * What a line's signature covers, before the batch's JSON: the memory and the previous line's signature.
+ * A line is valid only in its own memory's index, right after the line it followed when written, so lines
+ * of other indexes (even this user's) cannot be spliced in.
  */
-const signed = (memory: string, prev: string, body: string) => `${memory}\n${prev}\n${body}`;
+const context = (memory: string, prev: string) => `${memory}\n${prev}\n`;
 
 /** One line of recall.jsonl: the batch as JSON with its signature as the first member (exported: tests sign crafted batches). */
 export function signedLine(key: Buffer, memory: string, prev: string, batch: object): { line: string; mac: string } {
   const body = JSON.stringify(batch);
-  const mac = sign(key, signed(memory, prev, body));
+  const mac = sign(key, context(memory, prev), body);
   return { line: `{"mac":"${mac}",${body.slice(1)}\n`, mac };
 }
 
-const MAC = /^\{"mac":"([0-9a-f]{64})",/;
+/** `{"mac":"<64 hex digits>",`: how every line starts; the batch's JSON is `{` and the rest of the line. */
+const MAC = /^\{"mac":"([0-9a-f]{64})",$/;
+const MAC_BYTES = '{"mac":"'.length + 64 + '",'.length;
+const OPEN = Buffer.from("{");
 
 /**
  * recall.jsonl parsed; "foreign" when a complete line is not signed with `key` for this memory after the
@@ -158,21 +161,21 @@ const MAC = /^\{"mac":"([0-9a-f]{64})",/;
  * line break are an append a killed writer left unfinished: not an error.
  */
 function parseIndex(raw: Buffer, key: Buffer, memory: string): { covered: Covered; search: FactSearch; torn: boolean; mac: string } | "foreign" | null {
-  const text = raw.toString("utf8");
-  const end = text.lastIndexOf("\n");
   let covered = EMPTY;
   const facts: Fact[] = [];
   const forget: { seq: number; index: number }[] = [];
   let prev = "";
-  for (const line of end < 0 ? [] : text.slice(0, end).split("\n")) {
-    const mac = MAC.exec(line);
-    if (mac === null) return "foreign";
-    const body = "{" + line.slice(mac[0].length);
-    if (!verify(key, signed(memory, prev, body), mac[1])) return "foreign";
+  let start = 0;
+  // line by line over the bytes: the signature is checked on them as they are, nothing long is copied
+  for (let nl = raw.indexOf(0x0a); nl >= 0; start = nl + 1, nl = raw.indexOf(0x0a, start)) {
+    const line = raw.subarray(start, nl);
+    const mac = MAC.exec(line.toString("latin1", 0, MAC_BYTES));
+    if (mac === null || !verify(key, mac[1], context(memory, prev), OPEN, line.subarray(MAC_BYTES))) return "foreign";
     prev = mac[1];
     let b: Batch;
     try {
-      b = JSON.parse(body) as Batch;
+      // the signature is one more member, which the checks below pass over
+      b = JSON.parse(line.toString("utf8")) as Batch;
     } catch {
       return null;
     }
@@ -185,7 +188,7 @@ function parseIndex(raw: Buffer, key: Buffer, memory: string): { covered: Covere
   search.add(facts);
   // a forget names only facts retained before it, so applying every one after adding every fact is the same
   search.remove(forget);
-  return { covered, search, torn: end !== text.length - 1, mac: prev };
+  return { covered, search, torn: start !== raw.length, mac: prev };
 }
 
 function isBatch(b: unknown): b is Batch {

@@ -67,13 +67,19 @@ function readKey(file: string): Buffer | null | undefined {
   }
 }
 
-/** The HMAC of one line's body, as hex. */
-export function sign(key: Buffer, body: string): string {
-  return createHmac("sha256", key).update(body).digest("hex");
+/** The HMAC of `parts` one after another (strings as UTF-8), as hex. Parts, so that nothing long is copied to be joined. */
+export function sign(key: Buffer, ...parts: (string | Buffer)[]): string {
+  return hmac(key, parts).toString("hex");
 }
 
-export function verify(key: Buffer, body: string, mac: string): boolean {
-  const want = createHmac("sha256", key).update(body).digest();
+export function verify(key: Buffer, mac: string, ...parts: (string | Buffer)[]): boolean {
+  const want = hmac(key, parts);
   const got = Buffer.from(mac, "hex");
   return got.length === want.length && timingSafeEqual(got, want);
+}
+
+function hmac(key: Buffer, parts: (string | Buffer)[]): Buffer {
+  const h = createHmac("sha256", key);
+  for (const p of parts) h.update(p);
+  return h.digest();
 }
