@@ -45,7 +45,14 @@ export const WITHHELD = "(withheld: looks like a secret)";
  * detectors flag is WITHHELD (state.md never holds a secret; the binding file keeps the reply whole).
  */
 export async function withoutSecrets(texts: string[]): Promise<string[]> {
-  const flagged = new Set((await scanSecrets(undefined, texts)).map((f) => f.field));
+  let findings: Awaited<ReturnType<typeof scanSecrets>>;
+  try {
+    findings = await scanSecrets(undefined, texts);
+  } catch {
+    // the scanner could not run (its rules failed to load): nothing unchecked goes into state.md
+    return texts.map(() => WITHHELD);
+  }
+  const flagged = new Set(findings.map((f) => f.field));
   return texts.map((t, i) => (flagged.has(`retain[${i}]`) ? WITHHELD : t));
 }
 
