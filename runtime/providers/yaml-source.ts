@@ -1,6 +1,6 @@
 // A YAML file a person writes by hand (a `--script` file, a `vvm test` file), read with the position of
 // every node, so that a syntax error and every later complaint name `file:line:col`.
-import { isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode, type Pair } from "yaml";
+import { isScalar, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair } from "yaml";
 
 export class YamlSource {
   private constructor(
@@ -10,14 +10,29 @@ export class YamlSource {
     readonly shown: string,
   ) {}
 
-  /** The document, or its first syntax error (a duplicate key is one) at its place, the message's first line. */
+  /**
+   * The document, or its first syntax error (a duplicate key is one) at its place, the message's first line.
+   * A tag the core schema does not know (`!custom`, `!!js/function`) is an error too, and so is an alias
+   * (`*name`): values are read node by node, where an alias would stand for nothing, and a file written by
+   * hand never needs one.
+   */
   static parse(text: string, shown: string): YamlSource | { at: string; message: string } {
     const lc = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-    if (doc.errors.length === 0) return new YamlSource(doc, lc, shown);
-    const e = doc.errors[0]!;
-    const { line, col } = lc.linePos(e.pos[0]);
-    return { at: `${shown}:${line}:${col}`, message: e.message.split("\n")[0]! };
+    const place = (pos: number) => {
+      const { line, col } = lc.linePos(pos);
+      return `${shown}:${line}:${col}`;
+    };
+    const e = doc.errors[0] ?? doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
+    if (e !== undefined) return { at: place(e.pos[0]), message: e.message.split("\n")[0]! };
+    let alias: { at: string; message: string } | null = null;
+    visit(doc, {
+      Alias(_, node) {
+        alias = { at: place(node.range?.[0] ?? 0), message: `an alias (*${node.source}) is not supported here: write the value out` };
+        return visit.BREAK;
+      },
+    });
+    return alias ?? new YamlSource(doc, lc, shown);
   }
 
   /** `file:line:col` of a node (of a pair: its key), or the file alone when it has no place. */

@@ -26,7 +26,7 @@ export async function firstFailure(t: TestCase, r: RunResult, signal: AbortSigna
     if (d !== null) return d;
   }
   for (const [name, re] of e.exportsMatch ?? []) {
-    const v = exports[name];
+    const v = own(exports, name);
     if (v === undefined) return `exports_match.${name}: no such export (exports: ${Object.keys(exports).join(", ") || "none"})`;
     const text = typeof v === "string" ? v : JSON.stringify(v);
     if (!re.test(text)) return `exports_match.${name}: ${String(re)} does not match ${show(v)}`;
@@ -61,7 +61,7 @@ function raisedFailure(want: TestCase["expect"]["raises"], r: RunResult): string
 function errorExportsFailure(t: TestCase, exports: { [key: string]: Json }): string | null {
   const want = t.expect.errorExports ?? new Map<string, string>();
   for (const [name, kind] of want) {
-    const v = exports[name];
+    const v = own(exports, name);
     if (v === undefined) return `error_exports.${name}: no such export`;
     const got = errorKindOf(v);
     if (got === null) return `error_exports.${name}: expected an error value (${kind}), got ${show(v)}`;
@@ -69,7 +69,7 @@ function errorExportsFailure(t: TestCase, exports: { [key: string]: Json }): str
   }
   for (const [name, v] of Object.entries(exports)) {
     const kind = errorKindOf(v);
-    const covered = want.has(name) || (t.expect.exports !== null && name in t.expect.exports) || (t.expect.exportsSubset !== null && name in t.expect.exportsSubset);
+    const covered = want.has(name) || (t.expect.exports !== null && Object.hasOwn(t.expect.exports, name)) || (t.expect.exportsSubset !== null && Object.hasOwn(t.expect.exportsSubset, name));
     if (kind !== null && !covered) return `export ${name} is an error value (${kind}): ${show(errorMessage(v))} (expect it with error_exports)`;
   }
   return null;
@@ -111,6 +111,11 @@ function callList(calls: Map<string, number>): string {
   return calls.size === 0 ? "none" : [...calls].map(([a, n]) => `${a} ${n}`).join(", ");
 }
 
+/** A field of a JSON object, never one it inherits (`constructor`, `toString` are names a program may export). */
+function own(o: { [key: string]: Json }, key: string): Json | undefined {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
 function isObject(v: Json | undefined): v is { [key: string]: Json } {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -129,11 +134,11 @@ export function diff(expected: Json, actual: Json | undefined, at: string, subse
   if (isObject(expected)) {
     if (!isObject(actual)) return `${at}: expected ${show(expected)}, got ${show(actual)}`;
     for (const k of Object.keys(expected)) {
-      const d = diff(expected[k]!, actual[k], field(at, k), subset);
+      const d = diff(expected[k]!, own(actual, k), field(at, k), subset);
       if (d !== null) return d;
     }
     if (!subset) {
-      const extra = Object.keys(actual).find((k) => !(k in expected));
+      const extra = Object.keys(actual).find((k) => !Object.hasOwn(expected, k));
       if (extra !== undefined) return `${field(at, extra)}: not expected (got ${show(actual[extra]!)})`;
     }
     return null;

@@ -138,18 +138,25 @@ const MAX_COPY_ENTRIES = 20_000;
 async function copyTree(from: string, to: string, what = "the program's folder"): Promise<void> {
   let bytes = 0;
   let entries = 0;
-  await cp(from, to, {
-    recursive: true,
-    filter: async (src) => {
-      if (src !== from && SKIPPED.has(path.basename(src))) return false;
-      const st = await lstat(src);
-      bytes += st.isFile() ? st.size : 0;
-      if (bytes > MAX_COPY_BYTES || ++entries > MAX_COPY_ENTRIES) {
-        throw new TestSetupError(`${what} ${from} holds more than ${MAX_COPY_BYTES / 2 ** 20} MiB or ${MAX_COPY_ENTRIES.toLocaleString("en")} files, and each test runs in a copy of it: put the program in a folder of its own`);
-      }
-      return st.isFile() || st.isDirectory();
-    },
-  });
+  try {
+    await cp(from, to, {
+      recursive: true,
+      filter: async (src) => {
+        if (src !== from && SKIPPED.has(path.basename(src))) return false;
+        const st = await lstat(src);
+        bytes += st.isFile() ? st.size : 0;
+        if (bytes > MAX_COPY_BYTES || ++entries > MAX_COPY_ENTRIES) {
+          throw new TestSetupError(`${what} ${from} holds more than ${MAX_COPY_BYTES / 2 ** 20} MiB or ${MAX_COPY_ENTRIES.toLocaleString("en")} files, and each test runs in a copy of it: put the program in a folder of its own`);
+        }
+        return st.isFile() || st.isDirectory();
+      },
+    });
+  } catch (err) {
+    if (err instanceof TestSetupError) throw err;
+    // an unreadable file (mode 000, another user's) is the folder's problem, said as the test's failure
+    const e = err as NodeJS.ErrnoException;
+    throw new TestSetupError(`${what} ${from} cannot be copied for the test (${e.code ?? e.message}${e.path ? `: ${path.relative(from, e.path) || e.path}` : ""})`);
+  }
 }
 
 async function copyFixture(from: string, to: string, field: string): Promise<void> {

@@ -57,8 +57,8 @@ export async function readSnapshots(file: string, shown: string): Promise<Map<st
  * file (never a link planted where one would go), and never over a link or anything but a regular file.
  */
 export async function writeSnapshots(file: string, snapshots: Map<string, Snapshot>): Promise<void> {
-  const tests: Record<string, Snapshot> = {};
-  for (const [name, s] of snapshots) tests[name] = s;
+  // fromEntries defines each name as a field, `__proto__` included (an assignment would set the prototype)
+  const tests: Record<string, Snapshot> = Object.fromEntries(snapshots);
   await nodeFs.writeAtomic(file, HEADER + stringify({ tests }, { lineWidth: 0 }));
 }
 

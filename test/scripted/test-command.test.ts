@@ -282,6 +282,37 @@ describe("vvm test", () => {
     }
   });
 
+  it("expectations read only what was exported (not constructor or toString), YAML aliases and unknown tags are refused, __proto__ is a test name like any", async () => {
+    const prog = 'agent a(model="haiku", prompt="p")\nr = @a `Say hi.`(())\ntoString = "surprise"\nexport r\nexport toString\n';
+    const rules = '\n  - { kind: agent, agent: a, reply: "hi" }\n';
+    const p = writeProgram({
+      "m.vvm": prog,
+      "m.test.yaml": testFile("m.vvm", rules, [
+        ["inherited", "expect: { exports_subset: { constructor: 1 } }", null],
+        ["exactly r", "expect: { exports: { r: hi } }", null],
+        ["__proto__", "expect: { exports_subset: { r: hi } }", null],
+      ]),
+      "alias.test.yaml": `program: m.vvm\nscript:${rules}tests:\n  - name: a\n    expect: { exports_subset: { r: &x hi, toString: *x } }\n`,
+      "tag.test.yaml": `program: m.vvm\nscript:\n  - { kind: agent, agent: a, reply: !custom hi }\ntests:\n  - name: t\n    expect: {}\n`,
+    });
+    try {
+      const r = await runCli(["test", "m.test.yaml"], { cwd: p.dir });
+      expect(r.stdout).toContain("inherited: exports_subset.constructor: missing (expected 1)");
+      expect(r.stdout).toContain('exactly r: exports.toString: not expected (got "surprise")');
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+/);
+      const aliased = await runCli(["test", "alias.test.yaml"], { cwd: p.dir });
+      expect(aliased.stdout).toMatch(/^ERROR alias\.test\.yaml:6:\d+: not valid YAML: an alias \(\*x\) is not supported here: write the value out\n/);
+      const tagged = await runCli(["test", "tag.test.yaml"], { cwd: p.dir });
+      expect(tagged.stdout).toMatch(/^ERROR tag\.test\.yaml:3:\d+: not valid YAML: Unresolved tag: !custom\n/);
+      // a snapshot for the test named __proto__ is written and read back
+      await runCli(["test", "m.test.yaml", "--update"], { cwd: p.dir });
+      expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toMatch(/^ {2}__proto__:$/m);
+      expect((await runCli(["test", "m.test.yaml"], { cwd: p.dir })).stdout).toMatch(/^PASS .*__proto__/m);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("never reaches a model: with an API key in the environment, the script still answers and nothing is sent", async () => {
     const p = writeProgram({
       "main.vvm": MAIN,
