@@ -62,11 +62,23 @@ async function readTyped(returns: Value, withMemory: boolean, site: Site): Promi
   // The output format must be an object; a list or a word, and any call whose agent has memory, is wrapped.
   const envelope = withMemory || !isObjectShape(parsed.shape);
   const wire = envelope
-    ? { type: "object", properties: { value: schema, ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
+    ? { type: "object", properties: { value: underValue(schema), ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
     : schema;
   const validate = (await loadValidator()).validatorFor(wire);
   if (typeof validate !== "function") throw thrown(`returns=: the JSON Schema cannot be used: ${validate.problem}`, site);
   return { shape: parsed.shape, envelope, wire, validate };
+}
+
+/**
+ * `schema` as the envelope's `value`: its own references (`#`, `#/$defs/item`) are JSON pointers from its
+ * root, which is now `#/properties/value`, so they are moved there (an anchor, `#name`, needs nothing).
+ */
+function underValue(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(underValue);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && (v === "#" || v.startsWith("#/")) ? `#/properties/value${v.slice(1)}` : underValue(v)]),
+  );
 }
 
 export type Decoded = { ok: true; value: Value; /** the patch as a vvm-memory block, "" when the reply has none */ patch: string } | { ok: false; errors: string[] };

@@ -269,4 +269,21 @@ describe("a returns= value read once", () => {
     expect(decodeReply(plain!, '{"vendor": "x", "amount": 1}').ok).toBe(true);
     expect(decodeReply(withMemory!, '{"vendor": "x", "amount": 1}').ok).toBe(false);
   });
+
+  it("keeps a JSON Schema's own references pointing into it when the value is wrapped", async () => {
+    const site = { path: "t.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
+    // a list of itself ("#"), and a list of a definition ("#/$defs/s"): both wrapped, as every list is
+    const nested = (await prepareTyped(fromJSON({ $schema: "x", type: "array", items: { $ref: "#" } }), false, site))!;
+    expect(nested.envelope).toBe(true);
+    expect(decodeReply(nested, '{"value": [[], [[]]]}').ok).toBe(true);
+    expect(decodeReply(nested, '{"value": [{"value": []}]}').ok).toBe(false);
+    const defs = (await prepareTyped(fromJSON({ $schema: "x", $defs: { s: { type: "string" } }, type: "array", items: { $ref: "#/$defs/s" } }), false, site))!;
+    expect(decodeReply(defs, '{"value": ["a", "b"]}').ok).toBe(true);
+    expect(decodeReply(defs, '{"value": ["a", 2]}').ok).toBe(false);
+    // an object schema referring to itself, wrapped because the agent has memory
+    const tree = fromJSON({ $schema: "x", type: "object", properties: { name: { type: "string" }, kids: { type: "array", items: { $ref: "#" } } }, required: ["name", "kids"], additionalProperties: false });
+    const withMemory = (await prepareTyped(tree, true, site))!;
+    expect(decodeReply(withMemory, '{"value": {"name": "a", "kids": [{"name": "b", "kids": []}]}}').ok).toBe(true);
+    expect(decodeReply(withMemory, '{"value": {"name": "a", "kids": [{"value": 1}]}}').ok).toBe(false);
+  });
 });
