@@ -22,10 +22,26 @@ export interface InputFlags {
   arg: ArgFlag[];
 }
 
-/** `--arg` values are JSON when they parse as JSON (`3`, `true`, `[1, 2]`, `"3"`), otherwise the text itself. */
-export function argValue(text: string): Value {
+/**
+ * `--arg` values are JSON when they parse as JSON (`3`, `true`, `[1, 2]`, `"3"`), otherwise the text itself.
+ * JSON that the runtime refuses (a number too large, nesting too deep) is a mistake, as it is in an --input
+ * file: it never becomes text behind the user's back.
+ */
+export function argValue(name: string, text: string): Value {
   const r = parseJson(text);
-  return r.ok ? r.value : text;
+  if (r.ok) return r.value;
+  if (isJson(text)) throw new UsageError(`--arg ${name}: ${r.problem}`);
+  return text;
+}
+
+/** Whether `text` is JSON by the standard's grammar (nested too deep for the engine counts as JSON too). */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch (err) {
+    return err instanceof RangeError;
+  }
 }
 
 /**
@@ -59,7 +75,7 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
     if (given.has(a.name)) throw new UsageError(`--arg ${a.name} is given twice`);
     given.add(a.name);
     if (!declared.has(a.name)) throw new UsageError(`--arg ${a.name}: the program has no input '${a.name}' (${known()})`);
-    values.set(a.name, argValue(a.text));
+    values.set(a.name, argValue(a.name, a.text));
   }
 
   const missing = decls.filter((d) => d.default === null && !values.has(d.name));

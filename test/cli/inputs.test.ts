@@ -103,6 +103,15 @@ describe("vvm run --arg", () => {
     expect(exportsOf(r)).toEqual({ a: 3, b: "hello world", c: "3", d: true, e: { k: [1, null] }, f: "", g: null });
   });
 
+  it("JSON the runtime refuses is a usage error, as in an --input file, never quietly text", async () => {
+    const source = ["input a", "export a", ""].join("\n");
+    usage(await run(["--arg", "a=1e400"], { source }), "vvm: --arg a: the number 1e400 is too large");
+    const deep = "[".repeat(1500) + "]".repeat(1500);
+    const r = await run(["--arg", `a=${deep}`], { source });
+    expect(r.code).toBe(64);
+    expect(r.stdout).toBe("");
+  });
+
   it("an --arg wins over the --input file's field", async () => {
     const r = await run(["--input", "in.json", "--arg", "tone=curt"], { files: { "in.json": '{"ticket": "t", "tone": "warm"}' } });
     expect(exportsOf(r)).toMatchObject({ ticket: "t", tone: "curt" });
