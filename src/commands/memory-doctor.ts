@@ -1,7 +1,6 @@
 // `vvm memory doctor [KEY]`: check one memory, or every memory under the root, whole; --fix repairs what
 // can be repaired under the lock and records it in the ledger (runtime/memory/doctor.ts, maintain.ts).
 // Exit 0 when no problem is left, 1 when one is (or the memory does not exist).
-import { printable } from "../printable.ts";
 import path from "node:path";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
@@ -9,7 +8,7 @@ import type { Finding } from "../../runtime/memory/doctor.ts";
 import { escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
-import { existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
 
 export type DoctorFlags = WriteFlags & { fix?: boolean };
 
@@ -70,7 +69,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     if (key !== undefined) {
       const loc = await existing(key, flags, io);
       const r = report(await doctorMemory(loc, fix, opts), true, io);
-      io.stdout.write(printable(flags.json ? JSON.stringify(r.json, null, 2) + "\n" : r.text()));
+      emit(io, flags, r.json, r.text);
       return r.healthy ? EXIT.ok : EXIT.missing;
     }
     const w = where(flags, io);
@@ -89,13 +88,12 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       }
     }
     const healthy = unreadable.length === 0 && reports.every((r) => r.healthy);
-    if (flags.json) io.stdout.write(printable(JSON.stringify({ scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable }, null, 2) + "\n"));
-    else {
+    emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable }, () => {
       let out = reports.length + unreadable.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
-      io.stdout.write(printable(out));
-    }
+      return out;
+    });
     return healthy ? EXIT.ok : EXIT.missing;
   });
 }
