@@ -90,7 +90,7 @@ export function parseYaml(text: string, shown: string, hint = ""): YamlSource {
 
 export function parseTestFile(text: string, file: string, shown: string): TestFile {
   const src = parseYaml(text, shown);
-  const r = new Reader(text, src, shown, path.dirname(file));
+  const r = new Reader(text, src, path.dirname(file));
   const root = src.doc.contents as YamlNode | null;
   const top = r.fields(root, "the test file", FILE_FIELDS, "an object with program, script and tests");
   const program = top.has("program") ? r.file(top.get("program")!, "program") : file.replace(/\.test\.ya?ml$/, ".vvm");
@@ -113,7 +113,6 @@ class Reader {
   constructor(
     private readonly text: string,
     private readonly src: YamlSource,
-    private readonly shown: string,
     private readonly dir: string,
   ) {}
 
@@ -177,7 +176,7 @@ class Reader {
     const [start, , end] = node.range!;
     const text = this.text.slice(0, end).replace(/[^\n]/g, " ").slice(0, start) + this.text.slice(start, end);
     try {
-      parseScript(text, this.shown);
+      parseScript(text, this.src.shown);
     } catch (err) {
       if (err instanceof ScriptError) throw new TestFileError(`${err.message} (in ${where})`);
       throw err;
