@@ -98,7 +98,7 @@ export class Sandbox {
   async forWrite(p: string): Promise<ResolvedPath> {
     const abs = this.lexical(p);
     if (p.endsWith("/") || p.endsWith("\\")) throw new ToolFailed(`${JSON.stringify(p)} names a directory; give a file path`, "bad_input");
-    const real = path.join(resolved(path.dirname(abs), p), path.basename(abs));
+    const real = landingOf(abs, p);
     // the target's own location must be allowed before anything about it (even whether it exists) is said
     if (!this.write.matches(real)) throw this.denied("write", p, abs, real);
     const st = await fs.lstat(real).catch(() => null);
@@ -112,8 +112,7 @@ export class Sandbox {
   /** Where a write of `p` would land (the links of its folders followed), or null when the path is refused: what writes to one file queue on. */
   landing(p: string): string | null {
     try {
-      const abs = this.lexical(p);
-      return path.join(realish(path.dirname(abs)), path.basename(abs));
+      return landingOf(this.lexical(p), p);
     } catch {
       return null;
     }
@@ -208,6 +207,11 @@ export interface WalkResult {
 function finish(r: WalkResult): WalkResult {
   r.files.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
   return r;
+}
+
+/** Where a file written at `abs` lands: its folder's links followed, the file itself never (a write does not follow it). */
+function landingOf(abs: string, p: string): string {
+  return path.join(resolved(path.dirname(abs), p), path.basename(abs));
 }
 
 /** realish(), with a path that cannot be resolved (a link loop, too long once links are followed) refused as a tool error. */
