@@ -49,7 +49,7 @@ function killGroup(pid: number): void {
  * processes' environments can be read, so nobody else's is touched. A few rounds: one may fork meanwhile.
  */
 function killMarked(mark: string): void {
-  const needle = Buffer.from(`\0${MARK_VARIABLE}=${mark}\0`);
+  const needle = Buffer.from(`${MARK_VARIABLE}=${mark}\0`);
   for (let round = 0; round < 3; round++) {
     let pids: string[];
     try {
@@ -65,8 +65,9 @@ function killMarked(mark: string): void {
       } catch {
         continue; // gone, or not ours
       }
-      // the first variable has no NUL before it
-      if (!Buffer.concat([Buffer.from([0]), environ]).includes(needle)) continue;
+      // a whole variable: at the start, or right after the NUL that ends the one before
+      const at = environ.indexOf(needle);
+      if (at < 0 || (at > 0 && environ[at - 1] !== 0)) continue;
       found++;
       try {
         process.kill(Number(pid), "SIGKILL");
