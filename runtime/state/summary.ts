@@ -58,7 +58,7 @@ export async function withoutSecrets(texts: string[]): Promise<string[]> {
 
 /** A summary as state.md's index shows it: one table cell (pipes escaped, controls dropped), at most 80 characters. */
 export function indexCell(summary: string): string {
-  return summary === WITHHELD ? summary : tableCell(summary, INDEX_CHARS);
+  return tableCell(summary, INDEX_CHARS);
 }
 
 /** Text as one markdown table cell: controls (bidi ones too) and line breaks become spaces, pipes are escaped, at most `max` characters. */
