@@ -47,9 +47,39 @@ export const KW = Object.fromEntries(KEYWORD_LIST.map((w) => [w, keyword(w)])) a
 
 // ---------- literals ----------
 
+// Closed literals are matched by scanners, not one regular expression: an alternation under `*` keeps a
+// backtracking entry per character, and a literal of a few megabytes overflowed V8's regexp stack.
+const BACKSLASH = 0x5c;
+const NL = 0x0a;
+
+/**
+ * A literal from `quote` to the next unescaped `quote`; a backslash pairs with the character after it. Runs of
+ * plain characters are skipped by `plain`, a sticky expression without alternation that stops at the quote's
+ * character, a backslash, and (single-line) a line break, which, even escaped, leaves the literal unclosed.
+ * Unclosed: no match, and the unterminated token takes it (E003/E004).
+ */
+function closedLiteral(quote: string, plain: RegExp, multiline: boolean): (text: string, offset: number) => [string] | null {
+  const q = quote.charCodeAt(0);
+  return (text, offset) => {
+    if (!text.startsWith(quote, offset)) return null;
+    let i = offset + quote.length;
+    for (;;) {
+      plain.lastIndex = i;
+      plain.test(text);
+      i = plain.lastIndex;
+      const c = text.charCodeAt(i);
+      if (c === q) {
+        if (text.startsWith(quote, i)) return [text.slice(offset, i + quote.length)];
+        i++; // one `"` inside a triple-quoted string
+      } else if (c === BACKSLASH && i + 1 < text.length && (multiline || text.charCodeAt(i + 1) !== NL)) i += 2;
+      else return null;
+    }
+  };
+}
+
 export const TripleString = createToken({
   name: "TripleString",
-  pattern: /"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""/,
+  pattern: { exec: closedLiteral('"""', /[^"\\]*/y, true) },
   line_breaks: true,
   start_chars_hint: ['"'],
   label: "a string",
@@ -63,7 +93,9 @@ export const UnterminatedTripleString = createToken({
 });
 export const StringTok = createToken({
   name: "String",
-  pattern: /"(?:[^"\\\n]|\\[^\n])*"/,
+  pattern: { exec: closedLiteral('"', /[^"\\\n]*/y, false) },
+  line_breaks: false,
+  start_chars_hint: ['"'],
   label: "a string",
 });
 /** `"` not closed on its line: reported as E003. */
@@ -71,7 +103,7 @@ export const UnterminatedString = createToken({ name: "UnterminatedString", patt
 /** Backtick template; a backslash pairs with the next character so that `\`` never closes it. */
 export const Template = createToken({
   name: "Template",
-  pattern: /`(?:[^`\\]|\\[\s\S])*`/,
+  pattern: { exec: closedLiteral("`", /[^`\\]*/y, true) },
   line_breaks: true,
   start_chars_hint: ["`"],
   label: "a template",

@@ -60,6 +60,19 @@ describe("lexer", () => {
     expect(codes('x = "\\u12"\n')).toEqual(["E005 1:6"]);
   });
 
+  it("lexes literals of megabytes, with or without escapes (a regular expression overflowed V8's stack)", () => {
+    const big = "a".repeat(9_000_000);
+    const s = firstStmt(`x = "${big}"\n`);
+    expect(s.kind === "Assign" && s.value.kind === "String" && s.value.value.length).toBe(big.length);
+    const escapes = "\\n".repeat(1_000_000);
+    for (const src of [`x = "${escapes}"\n`, `x = """${escapes}"""\n`, `x = \`${"\\`".repeat(1_000_000)}\`\n`]) {
+      expect(parse(src, "t.vvm").diagnostics).toEqual([]);
+    }
+    // a backslash before the line break still leaves a one-line string open
+    expect(codes('x = "a\\\ny = 1\n')).toEqual(["E003 1:5"]);
+    expect(kinds('"""a""""')).toEqual(['TripleString:"""a"""', "UnterminatedString:\""]);
+  });
+
   it("reports an unterminated string (E003) at its opening quote", () => {
     expect(codes('x = 1\ny = "abc\nz = 2\n')).toEqual(["E003 2:5"]);
     expect(codes('x = """abc\n\nmore\n')).toEqual(["E003 1:5"]);
