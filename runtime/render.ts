@@ -2,7 +2,8 @@
 // short strings and scalars go in verbatim and anything large or structured becomes a bounded preview
 // whose note says whether the input carries it whole. A bare template (a string the program builds,
 // sent nowhere by itself) renders every value whole.
-import { isFunction, isRef, sortedJSON, VAgent, type Value } from "./values.ts";
+import { jsonText } from "./json-text.ts";
+import { isFunction, isRef, VAgent, type Value } from "./values.ts";
 
 /** Strings up to this many characters are interpolated as they are. */
 export const SHORT_STRING = 1000;
@@ -16,20 +17,23 @@ export function interpolate(v: Value, input: Value): string {
     return `${clip(v)} [${v.length} characters; ${whereWhole(v, input, "text")}]`;
   }
   if (Array.isArray(v)) {
-    return `${clip(compact(v))} [list of ${count(v.length, "item")}; ${whereWhole(v, input, "value")}]`;
+    return `${clip(compact(v, PREVIEW_CHARS * 8))} [list of ${count(v.length, "item")}; ${whereWhole(v, input, "value")}]`;
   }
   if (v instanceof Map) {
     const fields = v.size;
     // (a ref value is shown by its path: scalar below)
-    if (!isRef(v)) return `${clip(compact(v))} [object with ${count(fields, "field")}; ${whereWhole(v, input, "value")}]`;
+    if (!isRef(v)) return `${clip(compact(v, PREVIEW_CHARS * 8))} [object with ${count(fields, "field")}; ${whereWhole(v, input, "value")}]`;
   }
   return scalar(v);
 }
 
-/** A value in a bare template: strings as they are, lists and objects as compact JSON, whole. */
-export function renderWhole(v: Value): string {
+/**
+ * A value in a bare template: strings as they are, lists and objects as compact JSON, whole (ValueTooLarge past
+ * JSON_TEXT_LIMIT), or with `cut`, the JSON's first `cut` characters.
+ */
+export function renderWhole(v: Value, cut?: number): string {
   if (typeof v === "string") return v;
-  if (Array.isArray(v) || (v instanceof Map && !isRef(v))) return compact(v);
+  if (Array.isArray(v) || (v instanceof Map && !isRef(v))) return compact(v, cut);
   return scalar(v);
 }
 
@@ -57,10 +61,15 @@ function whereWhole(v: Value, input: Value, what: "text" | "value"): string {
 /** Whether `v` is the input or a part of it (the same list or object; an equal string). */
 function holds(input: Value, v: Value): boolean {
   const stack: Value[] = [input];
+  // each list or object once: parts can be shared, and `xs = [xs, xs]` 40 times is 2^40 paths to one list
+  const seen = new Set<Value>();
   while (stack.length > 0) {
     const x = stack.pop() as Value;
     if (x === v) return true;
-    if (Array.isArray(x) || x instanceof Map) for (const y of x.values()) stack.push(y);
+    if ((Array.isArray(x) || x instanceof Map) && !seen.has(x)) {
+      seen.add(x);
+      for (const y of x.values()) stack.push(y);
+    }
   }
   return false;
 }
@@ -69,9 +78,9 @@ function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-function compact(v: Value): string {
+function compact(v: Value, cut?: number): string {
   // One line, keys sorted like the input serialization, so the preview matches what the model receives.
-  return JSON.stringify(sortedJSON(v)) ?? "null";
+  return jsonText(v, cut === undefined ? { sorted: true } : { sorted: true, limit: cut, cut: true });
 }
 
 function clip(s: string): string {

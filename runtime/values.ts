@@ -191,23 +191,3 @@ export function fromJSON(x: unknown): Value {
   return String(x);
 }
 
-/**
- * The spec's serialization of a call input: JSON-like, object keys in sorted order, indented.
- * Strings at the top level are sent as they are.
- */
-export function serializeInput(v: Value): string {
-  if (typeof v === "string") return v;
-  return JSON.stringify(sortedJSON(v), null, 2) ?? "null";
-}
-
-/** Plain JSON with object keys in sorted order (the input serialization and its previews). */
-export function sortedJSON(v: Value): unknown {
-  if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map(sortedJSON);
-  if (v instanceof Map) {
-    const out = jsonObject();
-    for (const k of [...v.keys()].sort()) out[k] = sortedJSON(v.get(k) as Value);
-    return out;
-  }
-  return toJSON(v);
-}

@@ -19,10 +19,11 @@ import {
   type AssistantBlock,
 } from "../provider.ts";
 import { roundMs, siteText, type Narrator, type TraceSink } from "../trace.ts";
-import { errorKind, isErrorValue, makeError, serializeInput, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
+import { errorKind, isErrorValue, makeError, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
 import { askTyped, prepareTyped } from "./typed.ts";
+import { serializeInput } from "../json-text.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";

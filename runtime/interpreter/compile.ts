@@ -115,7 +115,7 @@ export class ModuleCompiler {
 
   /** Top-level statements (declarations are no-ops here: the loader hoists them). */
   compileModuleBody(): CS {
-    return this.block(this.info.program.body, { scope: this.moduleScope, inExcept: false });
+    return this.block(this.info.program.body, { scope: this.moduleScope, inExcept: false }, true);
   }
 
   /** Bind the module's hoisted `def`s into its frame. */
@@ -170,7 +170,7 @@ export class ModuleCompiler {
         return S(() => v);
       }
       case "TemplateExpr": {
-        const render = this.template(e.template, scope, renderWhole);
+        const render = this.template(e.template, scope, (v) => renderWhole(v));
         return S((f) => render(f, f.it));
       }
       case "Name":
@@ -621,8 +621,9 @@ export class ModuleCompiler {
 
   // ---------------- statements ----------------
 
-  block(stmts: Stmt[], c: Ctx): CS {
-    const parts = stmts.map((s) => this.traced(s, this.stmt(s, c))).filter((s) => s !== NOOP);
+  /** A block's statements in order; `top`: the module's own, each of which names itself in a RangeError it ends with. */
+  block(stmts: Stmt[], c: Ctx, top = false): CS {
+    const parts = stmts.map((s) => this.traced(s, top ? this.sited(s, this.stmt(s, c)) : this.stmt(s, c))).filter((s) => s !== NOOP);
     if (parts.length === 0) return NOOP;
     if (parts.length === 1) return parts[0] as CS;
     const n = parts.length;
@@ -677,6 +678,33 @@ export class ModuleCompiler {
     return AS((f) => {
       hook(f.s[slot] as Value);
       return r(f);
+    });
+  }
+
+  /**
+   * A module-level statement that ends in a RangeError (a string or list too large, a value too deep to walk)
+   * raises `thrown` at the statement. Inside a function the call does this at its call site (callSync); here
+   * nothing else would, and the error would have no position.
+   */
+  private sited(s: Stmt, cs: CS): CS {
+    if (cs === NOOP) return cs;
+    const site = this.site(s.span);
+    const r = cs.run;
+    if (!cs.async) {
+      return SS((f) => {
+        try {
+          return (r as SyncS)(f);
+        } catch (err) {
+          throw (err instanceof RangeError && asRaise(err, site)) || err;
+        }
+      });
+    }
+    return AS(async (f) => {
+      try {
+        return await r(f);
+      } catch (err) {
+        throw (err instanceof RangeError && asRaise(err, site)) || err;
+      }
     });
   }
 

@@ -104,10 +104,15 @@ export class RunDirectory {
    */
   holdsRef(v: Value): boolean {
     const stack: Value[] = [v];
+    // each list or object once: a value can share its parts (`xs = [xs, xs]`), which a walk of the tree repeats
+    const seen = new Set<Value>();
     while (stack.length > 0) {
       const x = stack.pop() as Value;
       if (isRef(x) && this.made.has(x as VObject)) return true;
-      if (Array.isArray(x) || x instanceof Map) for (const y of x.values()) stack.push(y);
+      if ((Array.isArray(x) || x instanceof Map) && !seen.has(x)) {
+        seen.add(x);
+        for (const y of x.values()) stack.push(y);
+      }
     }
     return false;
   }

@@ -54,7 +54,8 @@ function tokens(t: { input: number; output: number }): string {
 
 /** A value on one line, at most PREVIEW characters: strings quoted, lists and objects as compact JSON. */
 export function preview(v: Value): string {
-  const text = typeof v === "string" ? JSON.stringify(flat(v.slice(0, PREVIEW * 4))) : flat(renderWhole(v));
+  // (only the start of a list or object is rendered: the value can be of any size)
+  const text = typeof v === "string" ? JSON.stringify(flat(v.slice(0, PREVIEW * 4))) : flat(renderWhole(v, PREVIEW * 4));
   const short = text.length <= PREVIEW ? text : text.slice(0, PREVIEW - 1) + "…";
   const size = typeof v === "string" && v.length > PREVIEW ? ` (${v.length} chars)` : Array.isArray(v) ? ` (${v.length} item${v.length === 1 ? "" : "s"})` : "";
   return printable(short + size, false);

@@ -9,8 +9,9 @@ import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts
 import { skillsHome } from "./skills-home.ts";
 import { finishRunState } from "./run-state.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
-import { errorKind, isErrorValue, makeError, toJSON, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
+import { errorKind, isErrorValue, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import { exportsJson, partialExportsOutput } from "./exports-json.ts";
+import { jsonText } from "../../runtime/json-text.ts";
 import pc from "picocolors";
 import type { RunOutcome } from "../../runtime/context.ts";
 import type { ScriptProvider } from "../../runtime/providers/script.ts";
@@ -82,13 +83,12 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     switch (outcome.kind) {
       case "ok": {
         for (const [name, value] of outcome.exports) layer.narrator?.exported(name, value);
-        const text = exportsJson(outcome.exports);
-        if (text === null) {
-          const error = makeError("thrown", "the exported values are nested too deeply to print as JSON");
-          io.stderr.write(describeUncaught(error, null, io, color) + "\n");
+        const printed = exportsJson(outcome.exports);
+        if (!("text" in printed)) {
+          io.stderr.write(`vvm: ${printed.problem}: exit ${EXIT.raised}\n`);
           return EXIT.raised;
         }
-        io.stdout.write(text + "\n");
+        io.stdout.write(printed.text + "\n");
         // a run --max-cost cut short did not do all it was written to do, whatever it exported
         const refused = layer.costRefusals();
         if (refused > 0) {
@@ -131,12 +131,18 @@ function describeErrorExports(failed: [string, Value][]): string {
   return `${failed.length} exports are error values: ${failed.map(([key, v]) => `'${key}' (${kind(v)})`).join(", ")}`;
 }
 
+/** How much of an uncaught error value stderr shows. */
+const ERROR_CHARS = 100_000;
+
 /** The error value, where it was raised, and the way it travelled out: each function left and each map/pmap item ended. */
 function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean, trail: RaiseStep[] = []): string {
   const c = pc.createColors(color);
   const where = (s: Site) => `${displayPath(s.path, io)}:${s.span.line}:${s.span.col}`;
   const at = site ? ` at ${where(site)}` : "";
-  const lines = [`${c.red("uncaught error")}${at}:`, printable(JSON.stringify(toJSON(error), null, 2))];
+  // an error's data is the program's and can be of any size: the first ERROR_CHARS characters of it are enough
+  const text = jsonText(error, { indent: 2, limit: ERROR_CHARS + 1, cut: true });
+  const shown = text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS)}… (cut: the error value's JSON is longer than ${ERROR_CHARS.toLocaleString("en")} characters)` : text;
+  const lines = [`${c.red("uncaught error")}${at}:`, printable(shown)];
   if (trail.length > 0) {
     lines.push("traceback, innermost first:");
     for (const step of trail) {

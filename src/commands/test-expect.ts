@@ -14,6 +14,8 @@ export async function firstFailure(t: TestCase, r: RunResult, signal: AbortSigna
   }
   const raised = raisedFailure(e.raises, r);
   if (raised !== null) return raised;
+  // the program ended well, but vvm run could not print its exports (too large): a failed run, whatever is expected
+  if (r.outcome === "ok" && r.exports === null) return `the program ran but vvm run printed no exports (exit ${r.code}): ${firstMessage(r.stderr)}`;
   const exports = r.exports ?? {};
   const errors = errorExportsFailure(t, exports);
   if (errors !== null) return errors;

@@ -9,7 +9,7 @@ import { displayPath, type CliIO } from "../io.ts";
 import type { RunOutcome } from "../../runtime/context.ts";
 import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
-import { errorKind, toJSON, type VObject } from "../../runtime/values.ts";
+import { errorKind, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
 import type { Json, TestCase, TestFile } from "./test-file.ts";
@@ -182,8 +182,10 @@ function exportsOf(stdout: string): { [key: string]: Json } | null {
 }
 
 function raisedOf(error: VObject): { kind: string | null; message: string | null } {
-  const e = toJSON(error) as { error?: { message?: unknown } };
-  return { kind: errorKind(error), message: typeof e.error?.message === "string" ? e.error.message : null };
+  // read in place: the whole value can be too large or too deep to copy (its data is the program's)
+  const e = error.get("error");
+  const message = e instanceof Map ? e.get("message") : undefined;
+  return { kind: errorKind(error), message: typeof message === "string" ? message : null };
 }
 
 /** `call` and `judge` events of the trace: one each per finished call and judge. */

@@ -1,7 +1,8 @@
 // What the interpreter hands to the agent runtime: resolved agents, inputs, options and rendered templates.
 import { describe, expect, it } from "vitest";
 import { interpolate, renderWhole, SHORT_STRING } from "../../runtime/render.ts";
-import { obj, serializeInput, type Value } from "../../runtime/values.ts";
+import { obj, type Value } from "../../runtime/values.ts";
+import { serializeInput } from "../../runtime/json-text.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
 

@@ -80,7 +80,7 @@ export n
     expect(JSON.parse(r.stdout)).toEqual({ total: 500000500000, n: 1000000 });
   });
 
-  it("reports values nested too deeply to print instead of crashing", async () => {
+  it("reports values whose JSON is too long to print instead of crashing (here: nested 100,000 deep, indented)", async () => {
     const file = programFile(`x = []
 for i in range(100000):
   x = [x]
@@ -94,8 +94,47 @@ export x
     const r = await runCli(["run", file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("the exported values are nested too deeply to print as JSON");
+    expect(r.stderr).toContain("vvm: the exported values are too large to print as JSON: its JSON text would be longer than 268,435,456 characters: exit 1");
     expect(r.stderr).not.toContain("internal error");
+  });
+
+  it("a value that shares its parts (2^30 paths) is refused as too large to export, and passes through a call's template and input", async () => {
+    const doubled = (n: number) => `xs = [1]\nfor i in range(${n}):\n  xs = [xs, xs]\n`;
+    const exported = await runCli(["run", programFile(doubled(30) + "export xs\n")]);
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toContain("the exported values are too large to print as JSON");
+    // the preview and the check whether the input holds the value visit each part once; the input itself is too large to send
+    const called = await runCli(["run", programFile(`agent w(model="haiku", prompt="x")\n${doubled(40)}ys = [2]\nr = @w \`look at {ys}\`(xs)\nexport r\n`)]);
+    expect(called.code).toBe(1);
+    expect(called.stderr).toMatch(/uncaught error at .*:6:1:[\s\S]*value too large: its JSON text would be longer than/);
+    expect(called.stderr).not.toMatch(/internal| {4}at /);
+  });
+
+  it("an uncaught error value of any size or depth is printed (cut) with its position, never a crash", async () => {
+    const deep = await runCli(["run", programFile(`xs = []\nfor i in range(200000):\n  xs = [xs]\nraise {error: {kind: "k", message: "m", data: xs}}\n`)]);
+    expect(deep.code).toBe(1);
+    expect(deep.stderr).toMatch(/uncaught error at .*:4:1:\n\{\n {2}"error": \{\n {4}"kind": "k"/);
+    expect(deep.stderr).toContain("… (cut: the error value's JSON is longer than 100,000 characters)");
+    expect(deep.stderr).not.toMatch(/internal| {4}at /);
+  });
+
+  it("a string or list too large, made by a module-level statement, is raised at that statement", async () => {
+    const r = await runCli(["run", programFile(`s = "a"\nfor i in range(40):\n  s = s + s\nexport s\n`)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/uncaught error at .*:2:1:\n[\s\S]*"message": "value too large: Invalid string length"/);
+  });
+
+  it("--narrate previews a deep value without changing the run's result", async () => {
+    const file = programFile(`xs = []\nfor i in range(30000):\n  xs = [xs]\ny = 1\nexport y\n`);
+    const r = await runCli(["run", file, "--narrate"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ y: 1 });
+    expect(r.stderr).toMatch(/xs = \[\[\[\[/);
+  });
+
+  it("keeps an object's key order in exports and templates, integer-like keys included", async () => {
+    const r = await runCli(["run", programFile(`o = {b: 1, "10": 2, "2": 3, a: 4}\nt = \`{o}\`\nexport o\nexport t\nexport 5\n`)]);
+    expect(r.stdout).toBe('{\n  "o": {\n    "b": 1,\n    "10": 2,\n    "2": 3,\n    "a": 4\n  },\n  "t": "{\\"10\\":2,\\"2\\":3,\\"a\\":4,\\"b\\":1}",\n  "5": 5\n}\n');
   });
 
   it("keys an exported expression by its source text whatever the line ends (LF, CRLF, lone CR)", async () => {

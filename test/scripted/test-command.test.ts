@@ -313,6 +313,24 @@ describe("vvm test", () => {
     }
   });
 
+  it("a run whose exports cannot be printed fails its test; an uncaught error too deep to copy is read for its kind", async () => {
+    const p = writeProgram({
+      "big.vvm": "xs = [1]\nfor i in range(30):\n  xs = [xs, xs]\nexport xs\n",
+      "deep.vvm": 'xs = []\nfor i in range(200000):\n  xs = [xs]\nraise {error: {kind: "k", message: "m", data: xs}}\n',
+      "big.test.yaml": "program: big.vvm\nscript: []\ntests:\n  - name: anything\n    expect: {}\n",
+      "deep.test.yaml": "program: deep.vvm\nscript: []\ntests:\n  - name: raises\n    expect: { raises: { kind: k } }\n",
+    });
+    try {
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(r.stdout).toContain("FAIL  big.test.yaml:4: anything: the program ran but vvm run printed no exports (exit 1): the exported values are too large to print as JSON");
+      expect(r.stdout).toMatch(/^PASS {2}deep\.test\.yaml: raises$/m);
+      expect(r.code).toBe(1);
+      expect(r.stderr).not.toMatch(/internal|\n\s+at .+:\d+/);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("never reaches a model: with an API key in the environment, the script still answers and nothing is sent", async () => {
     const p = writeProgram({
       "main.vvm": MAIN,

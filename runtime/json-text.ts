@@ -1,0 +1,124 @@
+// VVM values as JSON text: what `vvm run` prints, what a call sends as its input, and the previews in
+// templates and narration. Written here rather than by JSON.stringify over plain objects, which put
+// integer-like keys ("2", "10") before the others whatever the object's order, overflowed the stack on
+// values nested tens of thousands deep, and on a value that shares its parts (`xs = [xs, xs]`, 40 times:
+// 2^40 items to print) ran until memory ran out. The walk here keeps its own stack and stops at a limit.
+import { isFunction, VAgent, type Value } from "./values.ts";
+
+/** The longest text written by default: well under V8's longest string (2^29 - 24 characters). */
+export const JSON_TEXT_LIMIT = 2 ** 28;
+
+/** A value whose JSON text would pass the limit: a program's problem (`value too large`), never a crash. */
+export class ValueTooLarge extends RangeError {
+  constructor(limit: number) {
+    super(`its JSON text would be longer than ${limit.toLocaleString("en")} characters`);
+  }
+}
+
+export interface JsonTextOptions {
+  /** spaces per level, as JSON.stringify's third argument; 0 writes one line */
+  indent?: number;
+  /** object keys in sorted order (the input serialization) rather than the object's own */
+  sorted?: boolean;
+  /** characters at most (default JSON_TEXT_LIMIT) */
+  limit?: number;
+  /** past the limit, return the text cut there instead of throwing ValueTooLarge (for previews) */
+  cut?: boolean;
+}
+
+/**
+ * The spec's serialization of a call input: JSON, object keys in sorted order, indented. Strings at the top
+ * level are sent as they are.
+ */
+export function serializeInput(v: Value): string {
+  return typeof v === "string" ? v : jsonText(v, { indent: 2, sorted: true });
+}
+
+/** One open list or object: its items (an object's in the order of `keys`), the next to write, and its closing bracket. */
+interface Open {
+  items: readonly Value[];
+  keys: string[] | null;
+  next: number;
+  close: string;
+}
+
+/**
+ * `v` as JSON text, formatted as JSON.stringify(v, null, indent) would format its plain form (toJSON): unit is
+ * null; functions are `{"function": name}` and agents `{"agent": name, "config": …}`.
+ */
+export function jsonText(v: Value, opts: JsonTextOptions = {}): string {
+  const indent = opts.indent ?? 0;
+  const limit = opts.limit ?? JSON_TEXT_LIMIT;
+  const sorted = opts.sorted === true;
+  const colon = indent > 0 ? ": " : ":";
+  // the line break and indentation before an item at each depth
+  const pads: string[] = [];
+  const pad = (depth: number): string => (pads[depth] ??= "\n" + " ".repeat(indent * depth));
+  // Pieces gather in `parts` and are joined into a chunk every CHUNK pieces: one array of every piece (a
+  // pointer each) could outgrow the text, and one long chain of concatenations makes work for the collector.
+  // The limit is checked as each chunk is made; every piece is at least one character, so a chunk of
+  // limit + 1 pieces is already too long (a preview's small limit stops after a few pieces).
+  const chunkPieces = Math.min(CHUNK, limit + 1);
+  const chunks: string[] = [];
+  const parts: string[] = [];
+  let size = 0;
+  const stack: Open[] = [];
+  let x: Value = v;
+  for (;;) {
+    // write x: a scalar, or the opening of a list or object
+    const open = opened(x, sorted);
+    if (open === null) parts.push(scalar(x));
+    else if (open.items.length === 0) parts.push(open.keys === null ? "[]" : "{}");
+    else {
+      stack.push(open);
+      parts.push(open.keys === null ? "[" : "{");
+    }
+    if (parts.length >= chunkPieces) {
+      const chunk = parts.join("");
+      parts.length = 0;
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > limit) break;
+    }
+    // then the next item to write, closing the lists and objects that are done
+    let top = stack[stack.length - 1];
+    while (top !== undefined && top.next === top.items.length) {
+      stack.pop();
+      if (indent > 0) parts.push(pad(stack.length));
+      parts.push(top.close);
+      top = stack[stack.length - 1];
+    }
+    if (top === undefined) break;
+    const i = top.next++;
+    if (i > 0) parts.push(",");
+    if (indent > 0) parts.push(pad(stack.length));
+    if (top.keys !== null) parts.push(JSON.stringify(top.keys[i]), colon);
+    x = top.items[i] as Value;
+  }
+  chunks.push(parts.join(""));
+  const text = chunks.join("");
+  if (text.length <= limit) return text;
+  if (!opts.cut) throw new ValueTooLarge(limit);
+  return text.slice(0, limit);
+}
+
+function scalar(x: Value): string {
+  if (typeof x === "string") return JSON.stringify(x);
+  if (typeof x === "number") return Number.isFinite(x) ? String(x) : "null"; // as JSON.stringify (-0 is 0)
+  return x === null ? "null" : x ? "true" : "false";
+}
+
+/** Pieces joined into one chunk at a time. */
+const CHUNK = 8192;
+
+/** A list or object (a function's and an agent's plain form too) about to be written; null for a scalar. */
+function opened(x: Value, sorted: boolean): Open | null {
+  if (Array.isArray(x)) return { items: x, keys: null, next: 0, close: "]" };
+  if (x instanceof Map) {
+    const keys = sorted ? [...x.keys()].sort() : [...x.keys()];
+    return { items: keys.map((k) => x.get(k) as Value), keys, next: 0, close: "}" };
+  }
+  if (x instanceof VAgent) return { items: [x.name, x.config], keys: ["agent", "config"], next: 0, close: "}" };
+  if (isFunction(x)) return { items: [x.name], keys: ["function"], next: 0, close: "}" };
+  return null;
+}
