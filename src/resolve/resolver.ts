@@ -87,9 +87,13 @@ class Resolver {
     this.reads.set(scope, new Set());
     // Duplicate functions among the defs this scope defines (E021).
     const first = new Map<string, DefStmt>();
+    // A def is bound when its body's call starts, so one named like a parameter would replace the argument.
+    const params = new Map((scope.def?.params ?? []).map((p) => [p.name, p.span] as const));
     for (const d of scope.defs) {
       const f = first.get(d.name);
+      const param = params.get(d.name);
       if (f) this.report("E021", `function '${d.name}' is already defined at line ${f.nameSpan.line}`, d.nameSpan);
+      else if (param) this.report("E021", `function '${d.name}' has the name of a parameter of '${scope.def!.name}' (line ${param.line}); rename one of them`, d.nameSpan);
       else first.set(d.name, d);
     }
   }
