@@ -89,11 +89,17 @@ async function parseSkillFile(text: string): Promise<{ description: string; inst
   const m = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
   if (m === null) return { problem: "it does not start with YAML front matter between --- lines (name, description)" };
   // the yaml package only builds data (never evaluates `---js` front matter) and keeps positions for messages
-  const { parseDocument } = await import("yaml");
+  // (`default`, the CommonJS module itself: in the bundle that is all its chunk exports; Node gives it too)
+  const { parseDocument } = (await import("yaml")).default;
   const doc = parseDocument(m[1], { uniqueKeys: true });
   if (doc.errors.length > 0) return { problem: `its front matter is not valid YAML (${doc.errors[0].message.split("\n")[0]})` };
   // (a bounded alias count: a "billion laughs" front matter must not expand without end)
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return { problem: `its front matter cannot be read (${err instanceof Error ? err.message.split("\n")[0] : String(err)})` };
+  }
   if (typeof data !== "object" || data === null || Array.isArray(data)) return { problem: "its front matter is not a mapping of name, description" };
   const { description, name } = data as Record<string, unknown>;
   if (name !== undefined && typeof name !== "string") return { problem: "its front matter's name is not a string" };

@@ -33,6 +33,16 @@ describe.skipIf(!built)("the bundled CLI", () => {
     expect(map.sourcesContent).toBeUndefined();
   });
 
+  it("loads folder skills (yaml is a chunk of its own there, whose only export is the CommonJS module)", () => {
+    const r = installed(["check", "test/conformance/check/W025-skill-not-loaded.vvm"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/internal|\n\s+at /);
+    // the loadable skill is silent; each of the others is one W025, the alias bomb included
+    expect(r.stderr).not.toContain("skill 'notes'");
+    expect(r.stderr.match(/: W025 /g)).toHaveLength(5);
+    expect(r.stderr).toContain("skill 'aliases' cannot be loaded");
+  });
+
   it("knows its version", () => {
     expect(installed(["--version"]).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
