@@ -218,11 +218,30 @@ export async function editFileTool(sb: Sandbox, args: { path: string; old: strin
   return { text: `edited ${target.shown}: replaced 1 occurrence (the file is now ${bytes} bytes)`, path: target.shown, bytesWritten: bytes };
 }
 
+/**
+ * A pattern matches through a regular expression in which each `*` of a name is a lazy loop, so each one
+ * multiplies the work on a long name: five took seconds per 200-character name, on the thread that runs
+ * everything else (no timeout or Ctrl-C could end it). Past MAX_STARS in one path segment (`**` alone is
+ * a segment of its own and does not count) a pattern a model sends is refused.
+ */
+function patternCost(glob: string, pattern: string): void {
+  for (const segment of glob.split("/")) {
+    const stars = segment === "**" ? 0 : segment.split("*").length - 1;
+    if (stars > MAX_STARS) {
+      throw new ToolFailed(`the pattern ${JSON.stringify(pattern)} has ${stars} '*' in one path segment; at most ${MAX_STARS} are allowed there (list a folder and narrow it down instead)`, "bad_input");
+    }
+  }
+}
+const MAX_STARS = 2;
+
 /** Where a list or search starts, and the wildcard part matched below it (null: the pattern names one file). */
 async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: ResolvedPath; glob: string | null }> {
   sb.lexical(pattern, "pattern"); // `..` anywhere, NUL, empty: refused before anything is looked at
   const scan = picomatch.scan(pattern);
-  if (scan.isGlob) return { start: await sb.forWalk(scan.base === "" ? "." : scan.base), glob: scan.glob };
+  if (scan.isGlob) {
+    patternCost(scan.glob, pattern);
+    return { start: await sb.forWalk(scan.base === "" ? "." : scan.base), glob: scan.glob };
+  }
   const plain = pattern.replace(/\\(.)/g, "$1");
   const st = await fs.stat(sb.lexical(plain, "pattern")).catch(() => null);
   // a directory named without wildcards lists what is directly in it

@@ -141,7 +141,8 @@ export class Sandbox {
    * through a link); a linked file is listed when its target is readable. Sorted, depth first.
    */
   async walk(start: ResolvedPath, pattern: string | null, limits: WalkLimits, signal: AbortSignal): Promise<WalkResult> {
-    const match = pattern === null ? null : picomatch(pattern, GLOB_OPTIONS);
+    // (a model's pattern: no extended globs, whose `*(a|aa)` forms backtrack as a regular expression would)
+    const match = pattern === null ? null : picomatch(pattern, { ...GLOB_OPTIONS, noextglob: true });
     const out: WalkResult = { files: [], truncated: false, visitedAll: true };
     let visited = 0;
     // the real directory and the path the model knows it by

@@ -389,6 +389,22 @@ describe("awkward files", () => {
     expect((await refused(box, "search_files", { query: "(" })).message).toMatch(/^query is not a valid regular expression: /);
   });
 
+  it("a pattern whose matching would backtrack (many '*' in one name) is refused before the walk; extended globs are plain text", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "docs", `meeting-notes-${"quarterly-review-".repeat(10)}.md`), "notes\n");
+    const box = await tools(dir, { read: ["docs/**"] });
+    // each pair was about six times the work of the one before: 14 of them never finished
+    for (const name of ["list_files", "search_files"]) {
+      const input = name === "list_files" ? { pattern: `docs/${"*?".repeat(14)}#` } : { query: "notes", pattern: `docs/${"*?".repeat(14)}#` };
+      const { message, event } = await refused(box, name, input);
+      expect(message).toBe(`the pattern "docs/${"*?".repeat(14)}#" has 14 '*' in one path segment; at most 2 are allowed there (list a folder and narrow it down instead)`);
+      expect(event.error).toBe("bad_input");
+    }
+    expect(await ok(box, "list_files", { pattern: "docs/**/*.md" })).toMatch(/^docs\/guide\.md\ndocs\/meeting-notes-/);
+    expect(await ok(box, "list_files", { pattern: "docs/*-*.md" })).toMatch(/^docs\/meeting-notes-/);
+    expect(await ok(box, "list_files", { pattern: "docs/+(guide|x).md" })).toBe('no readable files match "docs/+(guide|x).md"');
+  });
+
   it("listing and search stop at their caps and say so", async () => {
     const { dir } = await fixture();
     await mkdir(path.join(dir, "docs", "many"));
