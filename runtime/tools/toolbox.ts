@@ -1,6 +1,8 @@
 // The tools one agent call offers, and running the tool uses a model asks for. Which tools are offered
 // follows the agent's permissions (nothing without them); every argument is checked before use, and every
 // refusal or failure is answered to the model as a tool error so the loop can go on (spec/agent-calls.md §8).
+import { getMaxListeners, setMaxListeners } from "node:events";
+import { Semaphore } from "async-mutex";
 import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
 import { cutText } from "../text.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
@@ -8,6 +10,9 @@ import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
 import { memorySearchTool, MEMORY_SEARCH_LIMITS, type MemorySearch } from "./memory-search-tool.ts";
 import type { Permissions, ToolPermission } from "./permissions.ts";
 import { Sandbox, ToolDenied, ToolFailed } from "./sandbox.ts";
+
+/** How much of a model's one reply the tools take on (Toolbox.run). */
+export const TURN_LIMITS = { uses: 32, concurrency: 8, resultChars: 400_000 };
 
 /** What the trace records about one tool use: no file contents, no arguments beyond the path. */
 export interface ToolEvent {
@@ -204,16 +209,34 @@ export class Toolbox {
     return new Toolbox({ sandbox, lock: new PathLock(), permissions, ...opts, memory: opts.memory ?? null });
   }
 
-  /** Run the tool uses of one turn, all at once; results in the order asked. Never rejects. */
-  run(uses: ToolUse[], signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult[]> {
-    return Promise.all(uses.map((u) => this.runOne(u, signal, onEvent)));
+  /**
+   * Run the tool uses of one turn, TURN_LIMITS.concurrency at a time; results in the order asked. A reply is the
+   * model's to write, and thousands of uses in one (each a file read, a search worker) took gigabytes: past
+   * TURN_LIMITS.uses they are answered "not run", and past TURN_LIMITS.resultChars of results (in the order
+   * asked) the rest are withheld. Never rejects.
+   */
+  async run(uses: ToolUse[], signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult[]> {
+    // each running search or command listens for the turn's end; the gate bounds them, so Node's leak warning would be wrong
+    setMaxListeners(Math.max(getMaxListeners(signal), TURN_LIMITS.concurrency + 10), signal);
+    const gate = new Semaphore(TURN_LIMITS.concurrency);
+    const tooMany = new ToolFailed(`not run: one reply may ask for at most ${TURN_LIMITS.uses} tool uses; ask for the rest in your next reply`, "too_many");
+    const results = await Promise.all(uses.map((u, i) => (i < TURN_LIMITS.uses ? gate.runExclusive(() => this.runOne(u, signal, onEvent)) : this.runOne(u, signal, onEvent, tooMany))));
+    let chars = 0;
+    return results.map((r) => {
+      chars += r.content.length;
+      if (chars <= TURN_LIMITS.resultChars) return r;
+      const note = `result withheld: this reply's tool results passed ${TURN_LIMITS.resultChars.toLocaleString("en")} characters (the tool did run); ask for it again, or for less at a time`;
+      return { toolUseId: r.toolUseId, content: note, isError: true };
+    });
   }
 
-  private async runOne(use: ToolUse, signal: AbortSignal, onEvent: (e: ToolEvent) => void): Promise<ToolResult> {
+  /** One tool use; `refused`: answered with that failure, not run. */
+  private async runOne(use: ToolUse, signal: AbortSignal, onEvent: (e: ToolEvent) => void, refused: ToolFailed | null = null): Promise<ToolResult> {
     const t0 = performance.now();
     let output: (ToolOutput & { exitCode?: number | null }) | null = null;
     let failure: ToolDenied | ToolFailed;
     try {
+      if (refused !== null) throw refused;
       output = await this.dispatch(use, signal);
     } catch (err) {
       if (err instanceof ToolDenied || err instanceof ToolFailed) failure = err;

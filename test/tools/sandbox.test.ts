@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../runtime/provider.ts";
 import { LIMITS } from "../../runtime/tools/file-tools.ts";
 import { NO_PERMISSIONS, type Permissions } from "../../runtime/tools/permissions.ts";
-import { Toolbox, type ToolEvent } from "../../runtime/tools/toolbox.ts";
+import { Toolbox, TURN_LIMITS, type ToolEvent } from "../../runtime/tools/toolbox.ts";
 import { useTempDir } from "../support/fixtures.ts";
 
 const root = useTempDir("vvm-sandbox-");
@@ -417,5 +417,37 @@ describe("awkward files", () => {
     expect(await ok(box, "search_files", { query: "hit", pattern: "docs/many/*.md" })).toBe(
       "docs/many/f00.md:1: hit\ndocs/many/f00.md:2: hit\ndocs/many/f01.md:1: hit\n\n[search_files: only the first 3 matching lines are shown]",
     );
+  });
+});
+
+describe("one reply's tool uses", () => {
+  it("past TURN_LIMITS.uses are answered 'not run'; past TURN_LIMITS.resultChars the later results are withheld; searches side by side raise no listener warning", async () => {
+    const { dir } = await fixture();
+    await writeFile(path.join(dir, "docs", "big.md"), ("x".repeat(99) + "\n").repeat(990));
+    const box = await tools(dir, { read: ["docs/**"] });
+    const signal = new AbortController().signal;
+    const events: ToolEvent[] = [];
+    const many = Array.from({ length: TURN_LIMITS.uses + 8 }, (_, i) => ({ id: `u${i}`, name: "search_files", input: { query: "line 2" } }));
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      const results = await box.run(many, signal, (e) => events.push(e));
+      expect(results.map((r) => r.toolUseId)).toEqual(many.map((u) => u.id));
+      expect(results.slice(0, TURN_LIMITS.uses).every((r) => r.content === "docs/guide.md:2: line 2")).toBe(true);
+      for (const r of results.slice(TURN_LIMITS.uses)) {
+        expect(r).toMatchObject({ isError: true, content: `not run: one reply may ask for at most ${TURN_LIMITS.uses} tool uses; ask for the rest in your next reply` });
+      }
+      expect(events.filter((e) => e.error === "too_many")).toHaveLength(8);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.name)).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+    // ten reads of 99,000 characters: four fit in 400,000, the rest are withheld (in the order asked)
+    const reads = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, name: "read_file", input: { path: "docs/big.md", limit: 2000 } }));
+    const read = await box.run(reads, signal, () => {});
+    expect(read.map((r) => r.isError)).toEqual([false, false, false, false, true, true, true, true, true, true]);
+    expect(read[4]!.content).toMatch(/^result withheld: this reply's tool results passed 400,000 characters \(the tool did run\)/);
   });
 });
