@@ -159,18 +159,22 @@ export class AnthropicProvider implements Provider {
       throw toProviderError(err);
     }
     const requestId = (msg as { _request_id?: string | null } | null)?._request_id ?? null;
-    // A 200 whose body is not a message (null, an array, plain text) is a broken reply, retryable like a 5xx.
-    if (typeof msg !== "object" || msg === null || Array.isArray(msg) || !Array.isArray((msg as { content?: unknown }).content)) {
-      throw new ProviderError("spawn_failed", "the API answered 200 with a body that is not a message", true, 200, requestId);
-    }
-    const u = msg.usage;
+    // A 200 whose body is not a message (null, an array, plain text), or whose blocks are not the blocks the
+    // API sends, is a broken reply, retryable like a 5xx. Its fields are read only once they are checked.
+    const problem = malformed(msg);
+    if (problem !== null) throw new ProviderError("spawn_failed", `the API answered 200 with ${problem}`, true, 200, requestId);
+    const u = msg.usage as unknown as Partial<Record<string, unknown>> | null | undefined;
+    // a count that is not a whole number ≥ 0 is taken as 0: a negative one would pay back --max-cost
+    const count = (n: unknown) => (typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : 0);
     const usage: Usage = {
-      inputTokens: u?.input_tokens ?? 0,
-      outputTokens: u?.output_tokens ?? 0,
-      cacheReadTokens: u?.cache_read_input_tokens ?? 0,
-      cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+      inputTokens: count(u?.input_tokens),
+      outputTokens: count(u?.output_tokens),
+      cacheReadTokens: count(u?.cache_read_input_tokens),
+      cacheWriteTokens: count(u?.cache_creation_input_tokens),
     };
-    return { content: msg.content, model: msg.model ?? params.model, stop_reason: msg.stop_reason, usage, requestId };
+    const model = typeof msg.model === "string" ? msg.model : params.model;
+    const stop = typeof msg.stop_reason === "string" ? msg.stop_reason : null;
+    return { content: msg.content, model, stop_reason: stop, usage, requestId };
   }
 }
 
@@ -258,6 +262,18 @@ function serverTool(s: ServerTool): ToolUnion {
   }
 }
 
+/** What is wrong with a reply's body, as "a body that …" words; null for a message whose blocks can be read. */
+function malformed(msg: unknown): string | null {
+  if (typeof msg !== "object" || msg === null || Array.isArray(msg) || !Array.isArray((msg as { content?: unknown }).content)) return "a body that is not a message";
+  for (const b of (msg as { content: unknown[] }).content) {
+    if (typeof b !== "object" || b === null || typeof (b as { type?: unknown }).type !== "string") return "a content block that is not an object with a type";
+    const block = b as Record<string, unknown>;
+    if (block.type === "text" && typeof block.text !== "string") return "a text block without text";
+    if (block.type === "tool_use" && (typeof block.id !== "string" || typeof block.name !== "string")) return "a tool_use block without a string id and name";
+  }
+  return null;
+}
+
 function textOf(blocks: ContentBlock[]): string {
   let out = "";
   for (const b of blocks) if (b.type === "text") out += b.text;
@@ -293,6 +309,9 @@ function toProviderError(err: unknown): ProviderError {
   if (err instanceof Anthropic.AnthropicError) {
     return new ProviderError("rejected", `the SDK refused the request: ${err.message}`, false);
   }
+  // A request too large or too deep to write (a tool input a model nested 100,000 deep, in the history it
+  // sends back): sending it again would fail the same way.
+  if (err instanceof RangeError) return new ProviderError("rejected", `the request could not be written: ${err.message}`, false);
   // A body cut off mid-response surfaces as a fetch/JSON error after the headers arrived.
   const message = err instanceof Error ? describeCause(err) : String(err);
   return new ProviderError("spawn_failed", `the request failed before a complete reply arrived: ${message}`, true);

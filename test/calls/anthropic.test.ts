@@ -207,17 +207,35 @@ describe("error values", () => {
     expect([acc.inputTokens, acc.outputTokens]).toEqual([7, 3]);
   });
 
+  const message = (fields: object) => JSON.stringify({ type: "message", role: "assistant", model: "m", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 }, ...fields });
   it.each([
     ["null", "application/json"],
     ["[1, 2]", "application/json"],
     ["hello", "text/plain"],
-  ])("a 200 whose body is not a message (%s) is spawn_failed and retried, for calls and judges", async (body, contentType) => {
+    [message({ content: [null] }), "application/json"],
+    [message({ content: [{ type: "text" }] }), "application/json"],
+    [message({ content: [{ type: "text", text: 5 }] }), "application/json"],
+    [message({ content: [{ type: "tool_use", name: "read_file", input: {} }] }), "application/json"],
+    [message({ content: [{ text: "no type" }] }), "application/json"],
+  ])("a 200 whose body is not a message, or holds a block that is not one (%s), is spawn_failed and retried, for calls and judges", async (body, contentType) => {
     standin.enqueue({ type: "body", body, contentType }, { type: "text", text: "fine" }, { type: "body", body, contentType });
     const { rt } = harness(provider());
     expect(await rt.call(callReq(agent("a"), "t", null, { retry: 1 }))).toBe("fine");
     // the judge's first attempt gets the broken body, its retry the stand-in's default verdict (true)
     expect(await rt.judge(judgeReq("predicate", "ok?", null))).toBe(true);
     expect(standin.requests.length).toBe(4);
+  });
+});
+
+describe("a reply's other fields", () => {
+  it("a model that is not a string is the model asked for; token counts that are not whole numbers >= 0 count 0", async () => {
+    const reply = (model: unknown, usage: object) => ({ type: "body" as const, body: JSON.stringify({ type: "message", role: "assistant", model, stop_reason: 7, content: [{ type: "text", text: "ok" }], usage }) });
+    standin.enqueue(reply({ a: 1 }, { input_tokens: "12", output_tokens: -1_000_000_000 }), reply("claude-x", { input_tokens: 3.5, output_tokens: 4, cache_read_input_tokens: -2 }));
+    const { rt, acc } = harness(provider());
+    // (the model's name picks its price: an object there made the price lookup crash)
+    expect(await rt.call(callReq(agent("a"), "t", null))).toBe("ok");
+    expect(await rt.call(callReq(agent("a"), "t", null))).toBe("ok");
+    expect([acc.inputTokens, acc.outputTokens, acc.cacheReadTokens]).toEqual([0, 4, 0]);
   });
 });
 

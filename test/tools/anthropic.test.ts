@@ -243,3 +243,17 @@ describe("the stand-in's conversation rules", () => {
     expect(conversationProblem({ tools, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] })).toMatch(/non-empty/);
   });
 });
+
+describe("a tool input too deep to send back", () => {
+  it("ends the call as rejected, not retried as if the network had failed", async () => {
+    const dir = await programDir();
+    const deep = '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000);
+    const body = `{"type":"message","role":"assistant","model":"m","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1},"content":[{"type":"tool_use","id":"toolu_1","name":"read_file","input":${deep}}]}`;
+    standin.enqueue({ type: "body", body });
+    const { rt } = harness(provider(), { programDir: dir });
+    const out = await rt.call(callReq(agent("a", { permissions: perms({ read: ["docs/**"] }) }), "t", null, { retry: 2 }));
+    expect(errorOf(out)).toMatchObject({ kind: "rejected" });
+    expect(errorOf(out)!.message).toMatch(/the request could not be written: Maximum call stack size exceeded/);
+    expect(standin.requests).toHaveLength(1);
+  });
+});
