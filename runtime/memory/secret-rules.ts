@@ -98,6 +98,14 @@ const RULES: Rule[] = [
   },
   { id: "vvm/age-secret-key", messageId: "AgeSecretKey", pattern: /AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}/g },
   {
+    // The preset's rules for these want no word character after the token, so `ghp_…_ci`, `_ghp_…_` and
+    // `npm_…x` kept whole tokens; here the prefix and the token's length are enough.
+    id: "vvm/prefixed-token",
+    messageId: "PrefixedToken",
+    pattern:
+      /(?<![A-Za-z0-9])(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82}|npm_[A-Za-z0-9]{36}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{20,}|gsk_[A-Za-z0-9]{52}|hf_[A-Za-z]{34}|ntn_\d{11}[A-Za-z0-9]{35}|dckr_pat_[A-Za-z0-9_-]{27})/g,
+  },
+  {
     id: "vvm/aws-access-key-id",
     messageId: "AwsAccessKeyId",
     pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])/g,

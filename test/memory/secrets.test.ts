@@ -66,6 +66,16 @@ describe("secret scanning", () => {
     expect(inRetain.find((f) => f.ruleId === rule)?.field).toBe("retain[1]");
   });
 
+  // the preset's rules for prefixed tokens want no word character after the token; ours take the prefix and length
+  it.each(Object.entries(SAMPLES).filter(([name]) => !["gcp", "privatekey", "basicauth", "database-connection-string", "aws"].includes(name)))(
+    "finds a %s secret followed by word characters (`…_ci`, `…x`) or in _italics_",
+    async (_name, sample) => {
+      for (const text of [`the CI uses ${sample}_ci until friday`, `${sample}x`, `_${sample}_`]) {
+        expect((await scanSecrets(undefined, [text])).length, text).toBeGreaterThan(0);
+      }
+    },
+  );
+
   it("cannot be switched off from inside a patch", async () => {
     for (const trick of ["<!-- secretlint-disable -->", "// secretlint-disable-line", "secretlint-disable-next-line"]) {
       const found = await scanSecrets(`${trick}\n${SAMPLES.github} ${trick}`, [`${trick} ${SAMPLES.slack}`]);
