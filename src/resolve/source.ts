@@ -104,8 +104,10 @@ export function firstInvalidByte(b: Uint8Array): number {
 function bytePosition(b: Uint8Array, offset: number): { line: number; col: number } {
   let line = 1;
   let lineStart = 0;
+  // Lines end at LF, CRLF or a lone CR, as the parser counts them (grammar/index.ts).
   for (let i = 0; i < offset; i++) {
-    if (b[i] === 0x0a) {
+    if (b[i] === 0x0d && b[i + 1] === 0x0a) i++;
+    if (b[i] === 0x0a || b[i] === 0x0d) {
       line++;
       lineStart = i + 1;
     }

@@ -150,6 +150,18 @@ describe("files that cannot be programs", () => {
     expect(codesAt(result.diagnostics)).toEqual(["E001 1:10"]);
   });
 
+  it("lines end at LF, CRLF or a lone CR, as the parser counts them", async () => {
+    for (const end of ["\n", "\r\n", "\r"]) {
+      const text = Buffer.from(["a = 1", "b = 2", 'c = "'].join(end), "utf8");
+      prog = writeProgram({ "main.vvm": Buffer.concat([text, Buffer.from([0xe9, 0x22]), Buffer.from(end)]) });
+      const result = await checkProgram(prog.file("main.vvm"));
+      expect(codesAt(result.diagnostics)).toEqual(["E001 3:6"]);
+      expect(result.diagnostics[0]!.message).toMatch(/at line 3, column 6$/);
+      prog.cleanup();
+      prog = null;
+    }
+  });
+
   it("overlong encodings and surrogates are not UTF-8", async () => {
     prog = writeProgram({ "a.vvm": new Uint8Array([0xc0, 0xaf]), "b.vvm": new Uint8Array([0xed, 0xa0, 0x80]) });
     for (const f of ["a.vvm", "b.vvm"]) {
