@@ -44,7 +44,7 @@ function endOfSource(text: string): Span {
 
 function showChar(ch: string): string {
   const code = ch.codePointAt(0)!;
-  if (code < 0x20 || code === 0x7f || code === 0xfffd || (code >= 0x80 && code < 0xa0)) {
+  if (code < 0x20 || code === 0x7f || code === 0xfeff || code === 0xfffd || (code >= 0x80 && code < 0xa0)) {
     return `'\\u${code.toString(16).padStart(4, "0")}'`;
   }
   return `'${ch}'`;
@@ -86,8 +86,9 @@ export function parse(source: string, path: string): ParseResult {
 }
 
 function parseUnsafe(source: string, path: string): ParseResult {
-  // CRLF and lone CR become LF; columns of every other character are unchanged.
-  let text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
+  // CRLF and lone CR become LF; columns of every other character are unchanged. readSource dropped a leading
+  // byte-order mark from the text that export keys and carets also read, so one left here is a stray character.
+  let text = source;
   if (text.indexOf("\r") >= 0) text = text.replace(/\r\n?/g, "\n");
   const diagnostics: Diagnostic[] = [];
 

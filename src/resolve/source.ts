@@ -33,6 +33,7 @@ export async function readSource(file: string): Promise<SourceResult> {
       return { ok: false, path: canonical, reason: `not a text file: ${what} at line ${line}, column ${col}`, missing: false, line, col };
     }
     let source = bytes.toString("utf8");
+    // The only place a byte-order mark is dropped: a second one is a stray character to the parser.
     if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
     return { ok: true, path: canonical, source };
   } catch (err) {
@@ -103,7 +104,8 @@ export function firstInvalidByte(b: Uint8Array): number {
 
 function bytePosition(b: Uint8Array, offset: number): { line: number; col: number } {
   let line = 1;
-  let lineStart = 0;
+  // The parser never sees a leading byte-order mark, so it takes no column.
+  let lineStart = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
   // Lines end at LF, CRLF or a lone CR, as the parser counts them (grammar/index.ts).
   for (let i = 0; i < offset; i++) {
     if (b[i] === 0x0d && b[i + 1] === 0x0a) i++;

@@ -90,10 +90,14 @@ describe("lexer", () => {
     expect(parse("x = 1\u0000\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:6 unexpected character '\\u0000'"]);
   });
 
-  it("accepts CRLF and a byte-order mark with the same positions as LF", () => {
+  it("accepts CRLF and CR with the same positions as LF", () => {
     const lf = ok("if x:\n  y = 1\n");
-    const crlf = ok("\uFEFFif x:\r\n  y = 1\r\n");
-    expect(crlf.body).toEqual(lf.body);
+    expect(ok("if x:\r\n  y = 1\r\n").body).toEqual(lf.body);
+    expect(ok("if x:\r  y = 1\r").body).toEqual(lf.body);
+  });
+
+  it("leaves the byte-order mark to readSource: in the text, U+FEFF is a stray character, shown escaped", () => {
+    expect(parse("\uFEFFx = 1\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:1 unexpected character '\\ufeff'"]);
   });
 
   it("caps the number of reported lexical errors", () => {

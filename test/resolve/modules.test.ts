@@ -193,4 +193,16 @@ describe("files that cannot be programs", () => {
     const result = await checkProgram(prog.file("main.vvm"));
     expect(result.diagnostics).toEqual([]);
   });
+
+  it("only one byte-order mark is skipped: a second is E001, and columns after the first are the parser's", async () => {
+    prog = writeProgram({ "main.vvm": "\ufeff\ufeffexport 1 + 2\n", "eq.vvm": "\ufeffx = = 1\n" });
+    const doubled = await checkProgram(prog.file("main.vvm"));
+    expect(doubled.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
+      "E001 1:1 unexpected character '\\ufeff'",
+    ]);
+    expect(codesAt((await checkProgram(prog.file("eq.vvm"))).diagnostics)).toEqual(["E001 1:5"]);
+    prog.cleanup();
+    prog = writeProgram({ "main.vvm": Buffer.from([0xef, 0xbb, 0xbf, 0x78, 0x20, 0xff]) });
+    expect(codesAt((await checkProgram(prog.file("main.vvm"))).diagnostics)).toEqual(["E001 1:3"]);
+  });
 });
