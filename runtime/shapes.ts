@@ -32,19 +32,19 @@ export type ShapeResult = { ok: true; shape: Shape } | { ok: false; problems: Sh
 
 const SCALARS = ["string", "number", "integer", "boolean"] as const;
 const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
-/** Names people reach for first, and the shape that means it. */
-const ALIASES: Record<string, string> = {
-  str: "string",
-  text: "string",
-  int: "integer",
-  float: "number",
-  double: "number",
-  bool: "boolean",
-  list: '["string"] (a list of strings)',
-  array: '["string"] (a list of strings)',
-  object: "{field: \"string\"}",
-  dict: "{field: \"string\"}",
-};
+/** Names people reach for first, and the shape that means it (a Map: a plain object would find `constructor`). */
+const ALIASES: ReadonlyMap<string, string> = new Map([
+  ["str", "string"],
+  ["text", "string"],
+  ["int", "integer"],
+  ["float", "number"],
+  ["double", "number"],
+  ["bool", "boolean"],
+  ["list", '["string"] (a list of strings)'],
+  ["array", '["string"] (a list of strings)'],
+  ["object", "{field: \"string\"}"],
+  ["dict", "{field: \"string\"}"],
+]);
 
 /** Read a `returns=` value. Every problem is collected, each with the path to the part that causes it. */
 export function parseShape(v: Value): ShapeResult {
@@ -78,7 +78,7 @@ function read(v: Value, path: ShapePath, field: boolean, problems: ShapeProblem[
       return { shape: { kind: "enum", values }, optional };
     }
     if ((SCALARS as readonly string[]).includes(text)) return { shape: { kind: text as (typeof SCALARS)[number] }, optional };
-    const alias = ALIASES[text.trim().toLowerCase()];
+    const alias = ALIASES.get(text.trim().toLowerCase());
     return fail(
       `unknown type "${text}"${alias ? ` (did you mean ${alias.startsWith("[") || alias.startsWith("{") ? alias : `"${alias}"`}?)` : ""}: ` +
         `a shape is "string", "number", "integer", "boolean", "a|b" (one of these words), [shape] (a list), {field: shape} (an object), or a JSON Schema with a "$schema" key`,

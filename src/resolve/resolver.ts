@@ -33,8 +33,12 @@ export interface ModuleEnv {
 }
 
 
-/** Python words a newcomer types, and what VVM spells instead. */
-const PYTHON_SPELLINGS: Record<string, string> = { True: "true", False: "false", None: "()" };
+/** Python words a newcomer types, and what VVM spells instead (a Map: a plain object would find `constructor`). */
+const PYTHON_SPELLINGS: ReadonlyMap<string, string> = new Map([
+  ["True", "true"],
+  ["False", "false"],
+  ["None", "()"],
+]);
 
 interface Ctx {
   scope: Scope;
@@ -401,7 +405,7 @@ class Resolver {
       this.report("W031", `'${name}', used in the exported expression, is never assigned in this module`, span);
       return;
     }
-    const python = PYTHON_SPELLINGS[name];
+    const python = PYTHON_SPELLINGS.get(name);
     const hint = python ? ` (VVM writes ${python})` : "";
     this.report("W032", `unknown name '${name}': nothing assigns, imports or defines it, and it is no standard function${hint}; reaching it raises thrown`, span);
   }

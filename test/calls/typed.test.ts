@@ -72,6 +72,11 @@ describe("the shape language", () => {
       ["W070", "c.d", expect.stringContaining("a choice of words")],
       ["W070", "e", expect.stringContaining('unknown type "n"')],
     ]);
+    // a name every object inherits is an unknown type, not a hint (it was a crash in vvm check)
+    expect(problems({ a: "constructor", b: "__proto__" })).toEqual([
+      ["W070", "a", expect.stringMatching(/^unknown type "constructor": a shape is/)],
+      ["W070", "b", expect.stringMatching(/^unknown type "__proto__": a shape is/)],
+    ]);
     expect(problems(["integer?"])).toEqual([["W070", "0", expect.stringContaining("'?' marks an optional field")]]);
     expect(problems({ s: { $schema: "x", type: "object", properties: { a: { type: "text" } }, required: [1] } })).toEqual([
       ["W071", "s.required", expect.stringContaining("a list of field names")],

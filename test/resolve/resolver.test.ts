@@ -1,4 +1,4 @@
-// Resolver rules beyond the one-file-per-code conformance cases: the edges of W030, W040, E040, E070, E081.
+// Resolver rules beyond the one-file-per-code conformance cases: the edges of W030, W032, W040, E040, E070, E081.
 import { afterEach, describe, expect, it } from "vitest";
 import { checkProgram } from "../../src/check.ts";
 import { STDLIB_NAMES } from "../../stdlib/names.ts";
@@ -16,6 +16,19 @@ async function check(source: string, extra: Record<string, string> = {}): Promis
   const result = await checkProgram(prog.file("main.vvm"));
   return codesAt(result.diagnostics, prog.file("main.vvm"));
 }
+
+describe("W032 unknown name", () => {
+  it("hints VVM's spelling of a Python word, and only of those (not of names an object inherits)", async () => {
+    prog = writeProgram({ "main.vvm": "a = True\nb = __proto__\nc = constructor\nd = toString\nexport pack(a, b, c, d)\n" });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.filter((d) => d.code === "W032").map((d) => /\(VVM writes [^)]*\)/.exec(d.message)?.[0] ?? null)).toEqual([
+      "(VVM writes true)",
+      null,
+      null,
+      null,
+    ]);
+  });
+});
 
 describe("W030 unused variable", () => {
   it("counts reads in nested functions, in placeholders, in @name and in constrain", async () => {
