@@ -86,6 +86,29 @@ export function diagnostic(code: Code, message: string, path: string, span: Span
   return d;
 }
 
+/** Reporting stops after this many lexical errors, syntax errors, or diagnostics of any one code. */
+export const MAX_ERRORS = 50;
+
+/**
+ * The first MAX_ERRORS diagnostics of each code, in the order given. Past that a code's diagnostics are dropped
+ * as they come (a file can hold millions of one mistake), and `wants` lets a caller skip building them.
+ */
+export class CappedDiagnostics {
+  readonly kept: Diagnostic[] = [];
+  private readonly counts = new Map<Code, number>();
+
+  wants(code: Code): boolean {
+    return (this.counts.get(code) ?? 0) < MAX_ERRORS;
+  }
+
+  push(d: Diagnostic): void {
+    const n = this.counts.get(d.code) ?? 0;
+    if (n >= MAX_ERRORS) return;
+    this.counts.set(d.code, n + 1);
+    this.kept.push(d);
+  }
+}
+
 export function hasErrors(diags: readonly Diagnostic[]): boolean {
   return diags.some((d) => d.severity === "error");
 }

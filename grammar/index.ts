@@ -4,7 +4,7 @@
 import type { IRecognitionException, IToken, TokenType } from "chevrotain";
 import { EOF } from "./chevrotain.ts";
 import type { Program, Span } from "./ast.ts";
-import { diagnostic, type Diagnostic } from "./diagnostics.ts";
+import { CappedDiagnostics, diagnostic, MAX_ERRORS, type Diagnostic } from "./diagnostics.ts";
 import { layout } from "./layout.ts";
 import { tokenSpan, VvmParser } from "./parser.ts";
 import {
@@ -25,9 +25,6 @@ export interface ParseResult {
   program: Program | null;
   diagnostics: Diagnostic[];
 }
-
-/** Reporting stops after this many lexical errors, syntax errors, or diagnostics of any one code. */
-const MAX_ERRORS = 50;
 
 const parser = new VvmParser();
 
@@ -140,15 +137,15 @@ function parseUnsafe(source: string, path: string): ParseResult {
   const eof = endOfSource(text);
   const body: Program["body"] = [];
   parser.path = path;
-  parser.diags = [];
+  parser.diags = new CappedDiagnostics();
   parser.pendingLambdas = [];
   parser.lambdaDepth = 0;
   parser.lambdaLimitReported = false;
   let from = 0;
   let syntaxErrors = 0;
+  parser.input = stream;
   while (from < stream.length) {
-    parser.input = from === 0 ? stream : stream.slice(from);
-    parser.program();
+    parser.programFrom(from);
     // On a syntax error the rule aborts; its complete top-level statements are still in `parser.collected`.
     // (a loop, not push(...spread): a spread of a million statements overflows the call stack)
     for (const s of parser.collected) body.push(s);
@@ -158,20 +155,14 @@ function parseUnsafe(source: string, path: string): ParseResult {
     const err = parser.errors[0];
     if (err === undefined) break;
     syntaxErrors++;
-    diagnostics.push(syntaxDiagnostic(err, stream, path, eof));
-    if (syntaxErrors >= MAX_ERRORS) break;
     const at = err.token.tokenType === EOF ? stream.length : stream.indexOf(err.token, from);
+    diagnostics.push(syntaxDiagnostic(err, stream, at, path, eof));
+    if (syntaxErrors >= MAX_ERRORS) break;
     from = nextTopLevelStatement(stream, from, Math.max(at, from) + 1);
   }
   // Diagnostics found while building the tree (E005, E010, E050, E052, ...): at most MAX_ERRORS of each code.
-  const perCode = new Map<string, number>();
-  for (const d of parser.diags) {
-    const n = perCode.get(d.code) ?? 0;
-    if (n >= MAX_ERRORS) continue;
-    perCode.set(d.code, n + 1);
-    diagnostics.push(d);
-  }
-  parser.diags = [];
+  for (const d of parser.diags.kept) diagnostics.push(d);
+  parser.diags = new CappedDiagnostics();
   parser.input = [];
 
   if (syntaxErrors > 0 && body.length === 0) return { program: null, diagnostics };
@@ -205,14 +196,14 @@ function nextTopLevelStatement(stream: IToken[], from: number, i: number): numbe
   return stream.length;
 }
 
-function syntaxDiagnostic(err: IRecognitionException, stream: IToken[], path: string, eof: Span): Diagnostic {
+/** `at`: the index of `err.token` in `stream` */
+function syntaxDiagnostic(err: IRecognitionException, stream: IToken[], at: number, path: string, eof: Span): Diagnostic {
   const tok = err.token;
   if (tok.tokenType === EOF) return diagnostic("E001", err.message, path, eof);
   // `for = 3`, `def = 1`: a reserved word where a name is assigned is E010, not a generic syntax error.
   if (tok.tokenType === Equals) {
-    const i = stream.indexOf(tok);
-    const kw = stream[i - 1];
-    const before = stream[i - 2]?.tokenType;
+    const kw = stream[at - 1];
+    const before = stream[at - 2]?.tokenType;
     if (
       kw !== undefined &&
       kw.tokenType.CATEGORIES?.includes(Keyword) &&

@@ -1,6 +1,6 @@
 // Decoding of string literals (JSON escapes, E005) and splitting of templates into parts (E052).
 import type { Span, Template, TemplatePart } from "./ast.ts";
-import { diagnostic, type Diagnostic } from "./diagnostics.ts";
+import { diagnostic, type CappedDiagnostics } from "./diagnostics.ts";
 
 const SIMPLE_ESCAPES: Record<string, string> = {
   "\\": "\\",
@@ -64,7 +64,7 @@ class Positions {
  * The value of a `"..."` or `"""..."""` token. Unknown escapes are reported (E005) and kept verbatim,
  * so the rest of the program can still be checked.
  */
-export function decodeString(raw: string, origin: Origin, path: string, diags: Diagnostic[]): string {
+export function decodeString(raw: string, origin: Origin, path: string, diags: CappedDiagnostics): string {
   const q = raw.startsWith('"""') ? 3 : 1;
   const body = raw.slice(q, raw.length - q);
   if (body.indexOf("\\") < 0) return body;
@@ -85,16 +85,18 @@ export function decodeString(raw: string, origin: Origin, path: string, diags: D
       out += String.fromCharCode(parseInt(body.slice(i + 2, i + 6), 16));
       i += 5;
     } else {
-      const width = n === "u" ? 2 : n === "" ? 1 : 2;
-      const shown = n === "\n" ? "\\<newline>" : n === "u" ? "\\u (needs four hex digits)" : `\\${n}`;
-      diags.push(
-        diagnostic(
-          "E005",
-          `unknown escape ${shown} in string; allowed: \\\\ \\" \\/ \\b \\f \\n \\r \\t \\uXXXX`,
-          path,
-          pos.span(q + i, q + i + width),
-        ),
-      );
+      if (diags.wants("E005")) {
+        const width = n === "u" ? 2 : n === "" ? 1 : 2;
+        const shown = n === "\n" ? "\\<newline>" : n === "u" ? "\\u (needs four hex digits)" : `\\${n}`;
+        diags.push(
+          diagnostic(
+            "E005",
+            `unknown escape ${shown} in string; allowed: \\\\ \\" \\/ \\b \\f \\n \\r \\t \\uXXXX`,
+            path,
+            pos.span(q + i, q + i + width),
+          ),
+        );
+      }
       out += c + n;
       i++;
     }
@@ -108,7 +110,7 @@ const PATH = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  * Split a backtick template into parts. Escapes: \` is a backtick, \" a double quote (dialect), \\ a backslash;
  * any other backslash is literal. `{{` and `}}` are literal braces, `{}` the input, `{a.b}` a name path.
  */
-export function parseTemplate(raw: string, origin: Origin, path: string, diags: Diagnostic[]): Template {
+export function parseTemplate(raw: string, origin: Origin, path: string, diags: CappedDiagnostics): Template {
   const parts: TemplatePart[] = [];
   const pos = new Positions(raw, origin);
   const end = raw.length - 1; // index of the closing backtick
@@ -139,14 +141,11 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
       let close = i + 1;
       while (close < end && raw[close] !== "}" && raw[close] !== "{") close++;
       if (close >= end || raw[close] !== "}") {
-        diags.push(
-          diagnostic(
-            "E052",
-            "lone '{' in template: write '{{' for a literal brace, or close the placeholder",
-            path,
-            pos.span(i, i + 1),
-          ),
-        );
+        if (diags.wants("E052")) {
+          diags.push(
+            diagnostic("E052", "lone '{' in template: write '{{' for a literal brace, or close the placeholder", path, pos.span(i, i + 1)),
+          );
+        }
         text += c;
         i += 1;
         continue;
@@ -161,14 +160,16 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         parts.push({ kind: "path", names: inner.split("."), span });
       } else {
         const shown = inner.length > 40 ? inner.slice(0, 40) + "…" : inner;
-        diags.push(
-          diagnostic(
-            "E052",
-            `malformed placeholder {${shown}}: expected {}, {name} or {name.field} (no spaces); write '{{' for a literal brace`,
-            path,
-            span,
-          ),
-        );
+        if (diags.wants("E052")) {
+          diags.push(
+            diagnostic(
+              "E052",
+              `malformed placeholder {${shown}}: expected {}, {name} or {name.field} (no spaces); write '{{' for a literal brace`,
+              path,
+              span,
+            ),
+          );
+        }
       }
       i = close + 1;
     } else if (c === "}") {
@@ -177,9 +178,9 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         i += 2;
         continue;
       }
-      diags.push(
-        diagnostic("E052", "lone '}' in template: write '}}' for a literal brace", path, pos.span(i, i + 1)),
-      );
+      if (diags.wants("E052")) {
+        diags.push(diagnostic("E052", "lone '}' in template: write '}}' for a literal brace", path, pos.span(i, i + 1)));
+      }
       text += c;
       i += 1;
     } else {

@@ -23,7 +23,7 @@ import type {
   StringLit,
   Template,
 } from "./ast.ts";
-import { diagnostic, type Diagnostic } from "./diagnostics.ts";
+import { CappedDiagnostics, diagnostic, type Diagnostic } from "./diagnostics.ts";
 import { ASSIGNED, errorMessageProvider, reservedWordHint, reservedWordMessage, type ReservedSlot } from "./messages.ts";
 import { decodeString, parseTemplate } from "./literals.ts";
 import {
@@ -159,7 +159,7 @@ function lastSpan(body: Stmt[], fallback: Span): Span {
 
 export class VvmParser extends EmbeddedActionsParser {
   /** diagnostics found while building the AST (E005, E010, E050, E052, semantic E001s) */
-  diags: Diagnostic[] = [];
+  diags = new CappedDiagnostics();
   path = "";
 
   /** `validate`: run Chevrotain's grammar checks (ambiguities, left recursion) — the tests do; the CLI skips them. */
@@ -169,7 +169,7 @@ export class VvmParser extends EmbeddedActionsParser {
   }
 
   private report(code: "E001" | "E010" | "E050", message: string, span: Span): void {
-    this.diags.push(diagnostic(code, message, this.path, span));
+    if (this.diags.wants(code)) this.diags.push(diagnostic(code, message, this.path, span));
   }
 
   /** Reserved words read as operands, each with its E010 (re-worded by the rule that knows the position). */
@@ -269,6 +269,18 @@ export class VvmParser extends EmbeddedActionsParser {
 
   /** nesting of `lambda` inside `lambda` (the one recursion that brackets and blocks do not bound) */
   lambdaDepth = 0;
+
+  /**
+   * `program` from token `index` of the input, resuming after a syntax error. The input stays the same array:
+   * setting it to the rest (a slice) copied the remaining tokens at every resume, and Chevrotain's end padding
+   * copied them once more.
+   */
+  programFrom(index: number): void {
+    this.reset();
+    // Chevrotain's lexer position is the index of the last consumed token; its typings leave the setter out.
+    (this as unknown as { importLexerState(at: number): void }).importLexerState(index - 1);
+    this.program();
+  }
 
   program = this.RULE("program", (): void => {
     this.MANY({ GATE: () => this.statementAhead(), DEF: () => {
