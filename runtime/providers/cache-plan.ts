@@ -29,7 +29,8 @@ export const DEFAULT_MIN_CACHE_TOKENS = 1024;
 const MAX_REMEMBERED = 4096;
 
 export function minCacheTokens(model: string): number {
-  return MIN_CACHE_TOKENS[model] ?? DEFAULT_MIN_CACHE_TOKENS;
+  // (own keys only: a model named "constructor" would find what every object inherits)
+  return Object.hasOwn(MIN_CACHE_TOKENS, model) ? MIN_CACHE_TOKENS[model]! : DEFAULT_MIN_CACHE_TOKENS;
 }
 
 /** Tokens of a text, estimated as the API's tokenizers average on English and JSON: about 4 characters each. */

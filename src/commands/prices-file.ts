@@ -25,7 +25,8 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');
   }
-  const out: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
+  // without a prototype: a model named "__proto__" is a key like any (on {} it would set the prototype and vanish)
+  const out: Record<string, ModelPrice> = Object.assign(Object.create(null) as Record<string, ModelPrice>, DEFAULT_PRICES);
   for (const [model, rates] of Object.entries(data)) {
     if (typeof rates !== "object" || rates === null || Array.isArray(rates)) throw bad(`${JSON.stringify(model)}: expected an object of rates`);
     const price: Partial<Record<keyof ModelPrice, number>> = {};

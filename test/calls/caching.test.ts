@@ -17,6 +17,7 @@ describe("the cache planner", () => {
     expect(p.plan("claude-sonnet-5-5", LONG, "", null).system).toBe(false);
     // the minimum is the model's own where it is known
     expect(minCacheTokens("claude-opus-4-5")).toBe(4096);
+    expect(minCacheTokens("constructor")).toBe(DEFAULT_MIN_CACHE_TOKENS);
     expect(p.plan("claude-opus-4-5", LONG, LONG, null).system).toBe(false);
     expect(estimateTokens(4097)).toBe(1025);
   });

@@ -178,6 +178,11 @@ describe("cost through vvm run", () => {
     const priced = await runCli(["run", "own.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "prices.json" } });
     expect(priced.code).toBe(0);
     expect(priced.stderr).toContain(", $4.00, model time");
+    // a model id that every object has a slot for is priced like any other
+    await writeFile(path.join(dir, "proto.vvm"), 'agent a(model="__proto__")\nr = @a `Hi.`()\nexport r');
+    await writeFile(path.join(dir, "prices.json"), JSON.stringify(JSON.parse('{"__proto__": {"input": 1, "output": 3, "cache_write": 1.25, "cache_read": 0.1}}')));
+    const proto = await runCli(["run", "proto.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "prices.json" } });
+    expect(proto.stderr).toContain(", $4.00, model time");
     for (const [body, message] of [
       ["{", /VVM_PRICES=prices\.json: not JSON/],
       ["[]", /expected an object of model ids/],
