@@ -75,6 +75,8 @@ function secretName(name: string): boolean {
 
 /** The entropy rule: it judges a value's look, so words glued at a line break can fool it. */
 export const LABELLED_SECRET = "vvm/labelled-secret";
+/** Our copy of the preset's prefixed-token rules without their end-of-token condition (reported only where they find nothing). */
+export const PREFIXED_TOKEN = "vvm/prefixed-token";
 
 const notPlaceholder = (s: string) => !PLACEHOLDER.test(s) && !/^(pass(word)?|secret|token)$/i.test(s);
 
@@ -100,7 +102,7 @@ const RULES: Rule[] = [
   {
     // The preset's rules for these want no word character after the token, so `ghp_…_ci`, `_ghp_…_` and
     // `npm_…x` kept whole tokens; here the prefix and the token's length are enough.
-    id: "vvm/prefixed-token",
+    id: PREFIXED_TOKEN,
     messageId: "PrefixedToken",
     pattern:
       /(?<![A-Za-z0-9])(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82}|npm_[A-Za-z0-9]{36}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{20,}|gsk_[A-Za-z0-9]{52}|hf_[A-Za-z]{34}|ntn_\d{11}[A-Za-z0-9]{35}|dckr_pat_[A-Za-z0-9_-]{27})/g,

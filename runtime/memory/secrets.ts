@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SecretLintCoreConfig } from "@secretlint/types";
-import { findSecrets, LABELLED_SECRET, ruleIds as ownRuleIds, type Hit } from "./secret-rules.ts";
+import { findSecrets, LABELLED_SECRET, PREFIXED_TOKEN, ruleIds as ownRuleIds, type Hit } from "./secret-rules.ts";
 import { normalisedView } from "./secret-views.ts";
 
 export interface Finding {
@@ -130,5 +130,8 @@ export async function scanSecrets(digest: string | undefined, retain: string[]):
     }
     for (const hit of await lintHits(p.text, ".json")) add(hit, starts[i] + hit.index, "raw");
   }
-  return [...found.values()];
+  // a token the preset's rule found is not reported a second time by our copy of that rule
+  const all = [...found.values()];
+  const placed = new Set(all.filter((f) => f.ruleId !== PREFIXED_TOKEN).map((f) => `${f.field}/${f.line}`));
+  return all.filter((f) => f.ruleId !== PREFIXED_TOKEN || !placed.has(`${f.field}/${f.line}`));
 }

@@ -281,6 +281,8 @@ export function secretCorpus(): SecretSample[] {
     "in-url-userinfo": { retain: [`git remote add origin https://x-access-token:${ghp}@github.com/org/repo.git`] },
   };
   for (const [name, sample] of Object.entries(evasions)) samples.push({ name: `evasion/${name}`, digest: sample.digest, retain: sample.retain ?? [] });
+  // a word character after the token, which the preset's rule for it does not allow
+  samples.push({ name: "glued/word-after", retain: [`the CI uses ${ghp}_ci until friday`] }, { name: "glued/italics", digest: `## Deploy\n- token: _${ghp}_\n`, retain: [] });
   return samples;
 }
 
