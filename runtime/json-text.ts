@@ -56,60 +56,81 @@ export function jsonText(v: Value, opts: JsonTextOptions = {}): string {
   const pad = (depth: number): string => (pads[depth] ??= "\n" + " ".repeat(indent * depth));
   // Pieces gather in `parts` and are joined into a chunk every CHUNK pieces: one array of every piece (a
   // pointer each) could outgrow the text, and one long chain of concatenations makes work for the collector.
-  // The limit is checked as each chunk is made; every piece is at least one character, so a chunk of
-  // limit + 1 pieces is already too long (a preview's small limit stops after a few pieces).
-  const chunkPieces = Math.min(CHUNK, limit + 1);
+  // No piece goes past the limit: the one that would is cut there and the writing stops, so no string made
+  // here is ever longer than the limit (a list of one long string 8,192 times over passed V8's longest).
   const chunks: string[] = [];
   const parts: string[] = [];
   let size = 0;
+  let over = false;
+  const put = (s: string): boolean => {
+    if (size + s.length > limit) {
+      parts.push(s.slice(0, limit - size));
+      over = true;
+      return false;
+    }
+    parts.push(s);
+    size += s.length;
+    if (parts.length >= CHUNK) {
+      chunks.push(parts.join(""));
+      parts.length = 0;
+    }
+    return true;
+  };
+  // a long string is escaped a piece at a time: escaped whole, one of control characters grows sixfold
+  const putString = (s: string): boolean => {
+    if (s.length <= STRING_PIECE) return put(JSON.stringify(s));
+    if (!put('"')) return false;
+    for (let i = 0; i < s.length; ) {
+      let j = Math.min(s.length, i + STRING_PIECE);
+      const last = s.charCodeAt(j - 1);
+      if (j < s.length && last >= 0xd800 && last <= 0xdbff) j--; // a surrogate pair stays in one piece
+      if (!put(JSON.stringify(s.slice(i, j)).slice(1, -1))) return false;
+      i = j;
+    }
+    return put('"');
+  };
   const stack: Open[] = [];
   let x: Value = v;
-  for (;;) {
+  writing: for (;;) {
     // write x: a scalar, or the opening of a list or object
     const open = opened(x, sorted);
-    if (open === null) parts.push(scalar(x));
-    else if (open.items.length === 0) parts.push(open.keys === null ? "[]" : "{}");
+    let within: boolean;
+    if (open === null) within = typeof x === "string" ? putString(x) : put(scalar(x));
+    else if (open.items.length === 0) within = put(open.keys === null ? "[]" : "{}");
     else {
       stack.push(open);
-      parts.push(open.keys === null ? "[" : "{");
+      within = put(open.keys === null ? "[" : "{");
     }
-    if (parts.length >= chunkPieces) {
-      const chunk = parts.join("");
-      parts.length = 0;
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > limit) break;
-    }
+    if (!within) break;
     // then the next item to write, closing the lists and objects that are done
     let top = stack[stack.length - 1];
     while (top !== undefined && top.next === top.items.length) {
       stack.pop();
-      if (indent > 0) parts.push(pad(stack.length));
-      parts.push(top.close);
+      if ((indent > 0 && !put(pad(stack.length))) || !put(top.close)) break writing;
       top = stack[stack.length - 1];
     }
     if (top === undefined) break;
     const i = top.next++;
-    if (i > 0) parts.push(",");
-    if (indent > 0) parts.push(pad(stack.length));
-    if (top.keys !== null) parts.push(JSON.stringify(top.keys[i]), colon);
+    if ((i > 0 && !put(",")) || (indent > 0 && !put(pad(stack.length)))) break;
+    if (top.keys !== null && !(putString(top.keys[i]!) && put(colon))) break;
     x = top.items[i] as Value;
   }
   chunks.push(parts.join(""));
   const text = chunks.join("");
-  if (text.length <= limit) return text;
-  if (!opts.cut) throw new ValueTooLarge(limit);
-  return text.slice(0, limit);
+  if (over && !opts.cut) throw new ValueTooLarge(limit);
+  return text;
 }
+
+/** Pieces joined into one chunk at a time. */
+const CHUNK = 8192;
+/** Characters of a string escaped at a time. */
+const STRING_PIECE = 65536;
 
 function scalar(x: Value): string {
   if (typeof x === "string") return JSON.stringify(x);
   if (typeof x === "number") return Number.isFinite(x) ? String(x) : "null"; // as JSON.stringify (-0 is 0)
   return x === null ? "null" : x ? "true" : "false";
 }
-
-/** Pieces joined into one chunk at a time. */
-const CHUNK = 8192;
 
 /** A list or object (a function's and an agent's plain form too) about to be written; null for a scalar. */
 function opened(x: Value, sorted: boolean): Open | null {

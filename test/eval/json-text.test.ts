@@ -57,4 +57,16 @@ describe("jsonText", () => {
     expect(jsonText([1, 2], { limit: 5 })).toBe("[1,2]");
     expect(() => jsonText([1, 2], { limit: 4 })).toThrow(ValueTooLarge);
   });
+
+  it("never builds a string past the limit: one long string many times over, or one whose escaped form is six times as long", () => {
+    const long = "a".repeat(2 ** 18);
+    expect(() => jsonText(Array.from({ length: 2 ** 13 }, () => long))).toThrow(ValueTooLarge);
+    const controls = "\u0001".repeat(2 ** 26);
+    expect(() => jsonText([controls])).toThrow(ValueTooLarge);
+    expect(jsonText([controls], { limit: 12, cut: true })).toBe('["\\u0001\\u00');
+    // escaped a piece at a time, a string reads as JSON.stringify writes it, surrogate pairs and lone halves alike
+    const mixed = "a".repeat(65535) + "😀" + "\ud800" + "\n\"".repeat(70000) + "é";
+    expect(jsonText(mixed)).toBe(JSON.stringify(mixed));
+    expect(jsonText(new Map([[mixed, 1]]))).toBe(JSON.stringify({ [mixed]: 1 }));
+  });
 });
