@@ -219,20 +219,23 @@ export async function editFileTool(sb: Sandbox, args: { path: string; old: strin
 }
 
 /**
- * A pattern matches through a regular expression in which each `*` of a name is a lazy loop, so each one
- * multiplies the work on a long name: five took seconds per 200-character name, on the thread that runs
- * everything else (no timeout or Ctrl-C could end it). Past MAX_STARS in one path segment (`**` alone is
- * a segment of its own and does not count) a pattern a model sends is refused.
+ * A pattern matches through a regular expression in which each `*` of a name is a lazy loop. One `*` in a
+ * path segment matches it one way; each further one multiplies the ways by the name's length, and the
+ * segments' ways multiply too, since a failure later in the path tries every way again: five `*` in one
+ * name, or two in each of five names, took from seconds to hours on the thread that runs everything else
+ * (no timeout or Ctrl-C could end it). A pattern a model sends may have one segment with two `*`, the
+ * others one at most (`**` alone is a segment of its own and does not count).
  */
 function patternCost(glob: string, pattern: string): void {
-  for (const segment of glob.split("/")) {
-    const stars = segment === "**" ? 0 : segment.split("*").length - 1;
-    if (stars > MAX_STARS) {
-      throw new ToolFailed(`the pattern ${JSON.stringify(pattern)} has ${stars} '*' in one path segment; at most ${MAX_STARS} are allowed there (list a folder and narrow it down instead)`, "bad_input");
-    }
+  let extra = 0;
+  for (const segment of glob.split("/")) if (segment !== "**") extra += Math.max(0, segment.split("*").length - 2);
+  if (extra > 1) {
+    throw new ToolFailed(
+      `the pattern ${JSON.stringify(pattern)} has too many '*': one path segment may hold two, the others one each (list a folder and narrow it down instead)`,
+      "bad_input",
+    );
   }
 }
-const MAX_STARS = 2;
 
 /** Where a list or search starts, and the wildcard part matched below it (null: the pattern names one file). */
 async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: ResolvedPath; glob: string | null }> {

@@ -397,9 +397,12 @@ describe("awkward files", () => {
     for (const name of ["list_files", "search_files"]) {
       const input = name === "list_files" ? { pattern: `docs/${"*?".repeat(14)}#` } : { query: "notes", pattern: `docs/${"*?".repeat(14)}#` };
       const { message, event } = await refused(box, name, input);
-      expect(message).toBe(`the pattern "docs/${"*?".repeat(14)}#" has 14 '*' in one path segment; at most 2 are allowed there (list a folder and narrow it down instead)`);
+      expect(message).toBe(`the pattern "docs/${"*?".repeat(14)}#" has too many '*': one path segment may hold two, the others one each (list a folder and narrow it down instead)`);
       expect(event.error).toBe("bad_input");
     }
+    // two in each of several names multiply too (the model can make the folders with write_file)
+    expect((await refused(box, "list_files", { pattern: "docs/*a*a/*a*a/*a*a" })).message).toMatch(/has too many '\*'/);
+    expect(await ok(box, "list_files", { pattern: "docs/*/*-*.md" })).toBe('no readable files match "docs/*/*-*.md"');
     expect(await ok(box, "list_files", { pattern: "docs/**/*.md" })).toMatch(/^docs\/guide\.md\ndocs\/meeting-notes-/);
     expect(await ok(box, "list_files", { pattern: "docs/*-*.md" })).toMatch(/^docs\/meeting-notes-/);
     expect(await ok(box, "list_files", { pattern: "docs/+(guide|x).md" })).toBe('no readable files match "docs/+(guide|x).md"');
