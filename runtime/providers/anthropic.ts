@@ -270,6 +270,8 @@ function malformed(msg: unknown): string | null {
     const block = b as Record<string, unknown>;
     if (block.type === "text" && typeof block.text !== "string") return "a text block without text";
     if (block.type === "tool_use" && (typeof block.id !== "string" || typeof block.name !== "string")) return "a tool_use block without a string id and name";
+    // (sent back in the next request as it came: the API would refuse one whose input is not an object)
+    if (block.type === "tool_use" && (typeof block.input !== "object" || block.input === null || Array.isArray(block.input))) return "a tool_use block whose input is not an object";
   }
   return null;
 }

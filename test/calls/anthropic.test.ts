@@ -216,6 +216,7 @@ describe("error values", () => {
     [message({ content: [{ type: "text" }] }), "application/json"],
     [message({ content: [{ type: "text", text: 5 }] }), "application/json"],
     [message({ content: [{ type: "tool_use", name: "read_file", input: {} }] }), "application/json"],
+    [message({ content: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: "a.txt" }] }), "application/json"],
     [message({ content: [{ text: "no type" }] }), "application/json"],
   ])("a 200 whose body is not a message, or holds a block that is not one (%s), is spawn_failed and retried, for calls and judges", async (body, contentType) => {
     standin.enqueue({ type: "body", body, contentType }, { type: "text", text: "fine" }, { type: "body", body, contentType });
