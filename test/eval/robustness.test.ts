@@ -96,7 +96,8 @@ export x
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("vvm: the exported values are too large to print as JSON: its JSON text would be longer than 268,435,456 characters: exit 1");
     expect(r.stderr).not.toContain("internal error");
-  });
+    // (each run writes 256 MiB of JSON before the limit stops it: give a loaded machine time)
+  }, 120_000);
 
   it("a value that shares its parts (2^30 paths) is refused as too large to export, and passes through a call's template and input", async () => {
     const doubled = (n: number) => `xs = [1]\nfor i in range(${n}):\n  xs = [xs, xs]\n`;
@@ -108,7 +109,8 @@ export x
     expect(called.code).toBe(1);
     expect(called.stderr).toMatch(/uncaught error at .*:6:1:[\s\S]*value too large: its JSON text would be longer than/);
     expect(called.stderr).not.toMatch(/internal| {4}at /);
-  });
+    // (each run writes 256 MiB of JSON before the limit stops it: give a loaded machine time)
+  }, 120_000);
 
   it("an uncaught error value of any size or depth is printed (cut) with its position, never a crash", async () => {
     const deep = await runCli(["run", programFile(`xs = []\nfor i in range(200000):\n  xs = [xs]\nraise {error: {kind: "k", message: "m", data: xs}}\n`)]);
