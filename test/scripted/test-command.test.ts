@@ -329,7 +329,8 @@ describe("vvm test", () => {
     } finally {
       p.cleanup();
     }
-  });
+    // (the first run writes 256 MiB of JSON before the limit stops it: give a loaded machine time)
+  }, 120_000);
 
   it("never reaches a model: with an API key in the environment, the script still answers and nothing is sent", async () => {
     const p = writeProgram({
