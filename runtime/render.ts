@@ -3,7 +3,7 @@
 // whose note says whether the input carries it whole. A bare template (a string the program builds,
 // sent nowhere by itself) renders every value whole.
 import { jsonText } from "./json-text.ts";
-import { isFunction, isRef, VAgent, type Value } from "./values.ts";
+import { isFunction, isRef, someValue, VAgent, type Value } from "./values.ts";
 
 /** Strings up to this many characters are interpolated as they are. */
 export const SHORT_STRING = 1000;
@@ -55,23 +55,8 @@ function scalar(v: Value): string {
 
 /** The preview's note: the model finds the whole value in the input only when the input holds it. */
 function whereWhole(v: Value, input: Value, what: "text" | "value"): string {
-  return holds(input, v) ? `the full ${what} is in the input` : "shortened";
-}
-
-/** Whether `v` is the input or a part of it (the same list or object; an equal string). */
-function holds(input: Value, v: Value): boolean {
-  const stack: Value[] = [input];
-  // each list or object once: parts can be shared, and `xs = [xs, xs]` 40 times is 2^40 paths to one list
-  const seen = new Set<Value>();
-  while (stack.length > 0) {
-    const x = stack.pop() as Value;
-    if (x === v) return true;
-    if ((Array.isArray(x) || x instanceof Map) && !seen.has(x)) {
-      seen.add(x);
-      for (const y of x.values()) stack.push(y);
-    }
-  }
-  return false;
+  // (the input holds it when it is the input or a part of it: the same list or object, an equal string)
+  return someValue(input, (x) => x === v) ? `the full ${what} is in the input` : "shortened";
 }
 
 function count(n: number, noun: string): string {

@@ -71,6 +71,24 @@ export function isRef(v: Value): v is VObject {
   return v instanceof Map && typeof v.get("ref") === "string";
 }
 
+/**
+ * Whether `v` or any value inside it passes `test`. Each list and object is visited once: a value can share
+ * its parts (`xs = [xs, xs]` forty times is 2^40 paths to one list), which a walk of the tree would repeat.
+ */
+export function someValue(v: Value, test: (x: Value) => boolean): boolean {
+  const stack: Value[] = [v];
+  const seen = new Set<Value>();
+  while (stack.length > 0) {
+    const x = stack.pop() as Value;
+    if (test(x)) return true;
+    if ((Array.isArray(x) || x instanceof Map) && !seen.has(x)) {
+      seen.add(x);
+      for (const y of x.values()) stack.push(y);
+    }
+  }
+  return false;
+}
+
 export function obj(entries: Record<string, Value> | [string, Value][]): VObject {
   return new Map(Array.isArray(entries) ? entries : Object.entries(entries));
 }

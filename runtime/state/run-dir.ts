@@ -6,7 +6,7 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, wri
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
 import { preloadSecretRules } from "../memory/secrets.ts";
-import { isRef, makeError, type Value, type VObject } from "../values.ts";
+import { isRef, makeError, someValue, type Value, type VObject } from "../values.ts";
 import { RUN_OUTPUT, StateFile, type RunStatus } from "./state-file.ts";
 import { indexCell, summarize, tableCell, withoutSecrets } from "./summary.ts";
 
@@ -103,18 +103,7 @@ export class RunDirectory {
    * and may read the bindings). An object that only looks like one (untrusted JSON with a `ref` field) does not count.
    */
   holdsRef(v: Value): boolean {
-    const stack: Value[] = [v];
-    // each list or object once: a value can share its parts (`xs = [xs, xs]`), which a walk of the tree repeats
-    const seen = new Set<Value>();
-    while (stack.length > 0) {
-      const x = stack.pop() as Value;
-      if (isRef(x) && this.made.has(x as VObject)) return true;
-      if ((Array.isArray(x) || x instanceof Map) && !seen.has(x)) {
-        seen.add(x);
-        for (const y of x.values()) stack.push(y);
-      }
-    }
-    return false;
+    return someValue(v, (x) => isRef(x) && this.made.has(x));
   }
 
   /**
