@@ -219,8 +219,9 @@ export class Toolbox {
     // each running search or command listens for the turn's end; the gate bounds them, so Node's leak warning would be wrong
     setMaxListeners(Math.max(getMaxListeners(signal), TURN_LIMITS.concurrency + 10), signal);
     const gate = new Semaphore(TURN_LIMITS.concurrency);
-    const tooMany = new ToolFailed(`not run: one reply may ask for at most ${TURN_LIMITS.uses} tool uses; ask for the rest in your next reply`, "too_many");
-    const results = await Promise.all(uses.map((u, i) => (i < TURN_LIMITS.uses ? gate.runExclusive(() => this.runOne(u, signal, onEvent)) : this.runOne(u, signal, onEvent, tooMany))));
+    // (made only for a reply past the limit: an error captures its stack, and every turn of every loop comes here)
+    const tooMany = uses.length > TURN_LIMITS.uses ? new ToolFailed(`not run: one reply may ask for at most ${TURN_LIMITS.uses} tool uses; ask for the rest in your next reply`, "too_many") : null;
+    const results = await Promise.all(uses.map((u, i) => (tooMany === null || i < TURN_LIMITS.uses ? gate.runExclusive(() => this.runOne(u, signal, onEvent)) : this.runOne(u, signal, onEvent, tooMany))));
     let chars = 0;
     return results.map((r) => {
       chars += r.content.length;
