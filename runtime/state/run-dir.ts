@@ -2,13 +2,13 @@
 // the binding file of each agent call, the ref value it returns, and what a call passed refs may read.
 // The runtime writes every file itself: a binding is complete (temporary file + rename) or absent.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
 import { preloadSecretRules } from "../memory/secrets.ts";
 import { isRef, makeError, someValue, type Value, type VObject } from "../values.ts";
 import { RUN_OUTPUT, StateFile, type RunStatus } from "./state-file.ts";
-import { indexCell, summarize, tableCell, withoutSecrets } from "./summary.ts";
+import { INDEX_CHARS, summarize, tableCell } from "./summary.ts";
 
 /** `.vvm/runs` under the entry program's directory. */
 export const RUNS_DIR = path.join(".vvm", "runs");
@@ -51,8 +51,6 @@ export class RunDirectory {
   private anon = 0;
   /** the ref values bind() returned: only these grant a call read access to the bindings */
   private readonly made = new WeakSet<VObject>();
-  /** failure lines still being checked for secrets (finish waits for them) */
-  private readonly noting = new Set<Promise<void>>();
   private constructor(
     readonly id: string,
     /** absolute */
@@ -62,8 +60,8 @@ export class RunDirectory {
     private readonly fs: MemoryFs,
     private readonly now: () => Date,
     private readonly state: StateFile,
-    /** bindings/ as made: where every binding is written and what a ref grants, however the path reads later */
-    private readonly bindingsReal: string,
+    /** bindings/ as made (device and inode): where every binding is written and what a ref grants, however the path reads later */
+    private readonly bindingsId: string,
   ) {}
 
   /** Make `.vvm/runs/<run-id>/` with program.vvm, state.md (status running), bindings/ and imports/. */
@@ -92,8 +90,8 @@ export class RunDirectory {
     // one header line, whatever the file is called
     const program = tableCell(path.basename(opts.entryPath), 200);
     const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
-    const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
-    run.state.trace("Started", started);
+    const run = new RunDirectory(id, dir, shown, fs, now, state, dirId(path.join(dir, "bindings")));
+    run.state.trace(["Started"], started);
     await run.state.flush();
     return run;
   }
@@ -112,8 +110,10 @@ export class RunDirectory {
    * read grant elsewhere.
    */
   private bindingsInPlace(): boolean {
+    // the directory the path leads to now (one stat, not a realpath's look at every folder on the way):
+    // a link to the same directory changes nothing, a link anywhere else does
     try {
-      return realpathSync.native(path.join(this.dir, "bindings")) === this.bindingsReal;
+      return dirId(path.join(this.dir, "bindings")) === this.bindingsId;
     } catch {
       return false;
     }
@@ -149,16 +149,16 @@ export class RunDirectory {
     const name = req.name ?? `_anon_${++this.anon}`;
     const file = path.join(this.dir, "bindings", `${id}.md`);
     const failure = await this.write(file, req);
+    // a name= may come from the program's data, and a summary from the reply: either may hold a secret,
+    // so state.md shows them once its next write has scanned them
+    const shownName = this.state.cell(name, NAME_CHARS);
     if (failure !== null) {
-      const [shownName] = await withoutSecrets([name]);
-      this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(req.agent, NAME_CHARS)} failed: ${id} could not be written (${code(failure)})`, this.now());
+      this.state.trace([shownName, ` = @${tableCell(req.agent, NAME_CHARS)} failed: ${id} could not be written (${code(failure)})`], this.now());
       return makeError("binding_failed", `the reply could not be written to ${path.join(this.shown, "bindings", `${id}.md`)} (${code(failure)})`, new Map<string, Value>([["binding", id]]));
     }
     const summary = summarize(req.text);
-    // a name= may come from the program's data, and a summary from the reply: either may hold a secret
-    const [shownName, shownSummary] = await withoutSecrets([name, summary]);
-    this.state.bind({ name: tableCell(shownName, NAME_CHARS), binding: id, summary: indexCell(shownSummary) });
-    this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(req.agent, NAME_CHARS)} (${id})`, this.now());
+    this.state.bind(shownName, id, this.state.cell(summary, INDEX_CHARS));
+    this.state.trace([shownName, ` = @${tableCell(req.agent, NAME_CHARS)} (${id})`], this.now());
     const ref: VObject = new Map<string, Value>([
       ["ref", `${this.shown}/bindings/${id}.md`.split(path.sep).join("/")],
       ["summary", summary],
@@ -187,23 +187,23 @@ export class RunDirectory {
     }
   }
 
-  /** A call that ended in an error value before any reply: a trace line, no binding (written once its name is checked for secrets). */
+  /** A call that ended in an error value before any reply: a trace line, no binding. */
   noteFailure(name: string | null, agent: string, kind: string): void {
-    const at = this.now();
-    const noted = withoutSecrets([name ?? "(unassigned)"]).then(([shownName]) => {
-      this.state.trace(`${tableCell(shownName, NAME_CHARS)} = @${tableCell(agent, NAME_CHARS)} failed: error(kind=${JSON.stringify(kind)})`, at);
-    });
-    this.noting.add(noted);
-    void noted.finally(() => this.noting.delete(noted));
+    this.state.trace([this.state.cell(name ?? "(unassigned)", NAME_CHARS), ` = @${tableCell(agent, NAME_CHARS)} failed: error(kind=${JSON.stringify(kind)})`], this.now());
   }
 
   /** The run's end: status and a last trace line, written before the CLI prints the exports. */
   async finish(status: Exclude<RunStatus, "running">, note: string): Promise<void> {
-    await Promise.all(this.noting);
     this.state.setStatus(status);
-    this.state.trace(note, this.now());
+    this.state.trace([note], this.now());
     await this.state.flush();
   }
+}
+
+/** Which directory a path leads to (links followed): its device and inode. */
+function dirId(dir: string): string {
+  const st = statSync(dir);
+  return `${st.dev}:${st.ino}`;
 }
 
 /** A new run directory under `runs`: its id. Two runs in the same second that drew the same six hex digits draw again. */

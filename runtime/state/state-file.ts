@@ -3,20 +3,38 @@
 // while a write is under way or within WRITE_GAP_MS after it are taken by the next write (at most one
 // write in flight, one pending), so a pmap's calls never lose a line and never queue a write each, and a
 // 130 KB file is not rewritten per call. A killed run leaves the last complete file.
+//
+// Names and summaries come from the program and the replies, so each write first passes the ones added
+// since the last through the secret scan, all in one scan: a scan costs a fixed ~40-90 µs besides its
+// length, which one per call would add to every call of a wide pmap.
 import type { MemoryFs } from "../memory/fsio.ts";
+import { tableCell, WITHHELD, withoutSecrets } from "./summary.ts";
 
 /** Run files are whole or absent after a kill (temporary file + rename) but not fsynced: a rerun recreates them (spec/state.md §2). */
 export const RUN_OUTPUT = { sync: false } as const;
 
 export type RunStatus = "running" | "completed" | "failed";
 
-export interface IndexRow {
-  name: string;
+/** A name or summary as the run gave it; state.md shows it as one table cell of at most `max` characters once the scan passed it. */
+export interface Unchecked {
+  raw: string;
+  max: number;
+  /** the cell, set by the scan (withheld when flagged) */
+  shown?: string;
+}
+
+/** Text state.md holds: written by the runtime itself, or a name or summary from the run. */
+export type Part = string | Unchecked;
+
+interface IndexRow {
+  name: Unchecked;
   /** `b000001` */
   binding: string;
-  /** the table cell (indexCell) */
-  summary: string;
+  summary: Unchecked;
 }
+
+/** The most names and summaries one scan reads: a long batch is split, so no single scan grows without bound. */
+const SCAN_BATCH = 256;
 
 /** Trace lines kept: the first few and the most recent, with a count of those left out between. */
 const TRACE_HEAD = 20;
@@ -28,8 +46,10 @@ export class StateFile {
   private status: RunStatus = "running";
   private updated: Date;
   private readonly rows: IndexRow[] = [];
-  private readonly head: string[] = [];
-  private readonly tail: string[] = [];
+  private readonly head: Part[][] = [];
+  private readonly tail: Part[][] = [];
+  /** names and summaries not scanned yet */
+  private unchecked: Unchecked[] = [];
   private omitted = 0;
   private dirty = false;
   private writing: Promise<void> | null = null;
@@ -51,12 +71,19 @@ export class StateFile {
     this.updated = started;
   }
 
-  bind(row: IndexRow): void {
-    this.rows.push(row);
+  /** A name or summary from the run, for bind() and trace(); shown once the next write's scan passed it. */
+  cell(raw: string, max: number): Unchecked {
+    const c: Unchecked = { raw, max };
+    this.unchecked.push(c);
+    return c;
   }
 
-  trace(line: string, at = new Date()): void {
-    const text = `- [${at.toISOString().slice(11, 19)}] ${line}`;
+  bind(name: Unchecked, binding: string, summary: Unchecked): void {
+    this.rows.push({ name, binding, summary });
+  }
+
+  trace(line: Part[], at = new Date()): void {
+    const text = [`- [${at.toISOString().slice(11, 19)}] `, ...line];
     if (this.head.length < TRACE_HEAD) this.head.push(text);
     else {
       this.tail.push(text);
@@ -96,6 +123,8 @@ export class StateFile {
       while (this.dirty) {
         this.dirty = false;
         try {
+          // render() runs right after the last scan, with nothing added in between
+          while (this.unchecked.length > 0) await this.scan(this.unchecked.splice(0, SCAN_BATCH));
           await this.fs.writeAtomic(this.file, this.render(), undefined, RUN_OUTPUT);
         } catch (err) {
           if (this.failure === null) this.warn(`cannot write ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the run goes on`);
@@ -109,6 +138,11 @@ export class StateFile {
     }
   }
 
+  private async scan(cells: Unchecked[]): Promise<void> {
+    const shown = await withoutSecrets(cells.map((c) => c.raw));
+    cells.forEach((c, i) => (c.shown = tableCell(shown[i], c.max)));
+  }
+
   private pause(): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.wake?.(), WRITE_GAP_MS);
@@ -120,7 +154,7 @@ export class StateFile {
     });
   }
 
-  render(): string {
+  private render(): string {
     const out = [
       `# VVM Run: ${this.runId}`,
       "",
@@ -134,10 +168,16 @@ export class StateFile {
       "| Name | Ref Path | Summary |",
       "|------|----------|---------|",
     ];
-    for (const r of this.rows) out.push(`| ${r.name} | bindings/${r.binding}.md | ${r.summary} |`);
-    out.push("", "## Execution Trace", "", ...this.head);
+    for (const r of this.rows) out.push(`| ${show(r.name)} | bindings/${r.binding}.md | ${show(r.summary)} |`);
+    const line = (parts: Part[]) => parts.map((p) => (typeof p === "string" ? p : show(p))).join("");
+    out.push("", "## Execution Trace", "", ...this.head.map(line));
     if (this.omitted > 0) out.push(`- … ${this.omitted} trace line${this.omitted === 1 ? "" : "s"} left out …`);
-    out.push(...this.tail, "");
+    out.push(...this.tail.map(line), "");
     return out.join("\n");
   }
+}
+
+/** A scanned cell; one the scan has not reached is never shown (render runs after the scans, so this is a guard, not a path). */
+function show(c: Unchecked): string {
+  return c.shown ?? WITHHELD;
 }

@@ -8,7 +8,7 @@ const SENTENCES = 3;
 /** ... and at most this many characters. */
 export const SUMMARY_CHARS = 280;
 /** A summary in state.md's binding index is cut shorter, so the file stays small on long runs. */
-const INDEX_CHARS = 80;
+export const INDEX_CHARS = 80;
 
 /**
  * The first one to three sentences of a reply, on one line: markdown markers at line starts (headings,
@@ -54,11 +54,6 @@ export async function withoutSecrets(texts: string[]): Promise<string[]> {
   }
   const flagged = new Set(findings.map((f) => f.field));
   return texts.map((t, i) => (flagged.has(`retain[${i}]`) ? WITHHELD : t));
-}
-
-/** A summary as state.md's index shows it: one table cell (pipes escaped, controls dropped), at most 80 characters. */
-export function indexCell(summary: string): string {
-  return tableCell(summary, INDEX_CHARS);
 }
 
 /** Text as one markdown table cell: controls (bidi ones too) and line breaks become spaces, pipes are escaped, at most `max` characters. */

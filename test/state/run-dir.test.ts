@@ -9,7 +9,7 @@ import type { MemoryPort } from "../../runtime/memory-port.ts";
 import type { ModelReply, ModelRequest, Provider } from "../../runtime/provider.ts";
 import { RunDirectory, RunDirError, RUN_ID } from "../../runtime/state/run-dir.ts";
 import { readBinding, readRun } from "../../runtime/state/runs.ts";
-import { indexCell, summarize, SUMMARY_CHARS } from "../../runtime/state/summary.ts";
+import { INDEX_CHARS, summarize, SUMMARY_CHARS, tableCell } from "../../runtime/state/summary.ts";
 import { errorKind, isErrorValue, isRef, obj, type Value, type VObject } from "../../runtime/values.ts";
 import { agent, callReq, harness } from "../calls/helpers.ts";
 
@@ -52,9 +52,9 @@ describe("summaries", () => {
   });
 
   it("are one table cell in state.md, cut without splitting a character", () => {
-    expect(indexCell("a | b\nc")).toBe("a \\| b c");
-    expect(indexCell("x".repeat(200)).length).toBeLessThanOrEqual(80);
-    expect(indexCell("x".repeat(78) + "😀 more")).toBe("x".repeat(78) + "…");
+    expect(tableCell("a | b\nc", INDEX_CHARS)).toBe("a \\| b c");
+    expect(tableCell("x".repeat(200), INDEX_CHARS).length).toBeLessThanOrEqual(80);
+    expect(tableCell("x".repeat(78) + "😀 more", INDEX_CHARS)).toBe("x".repeat(78) + "…");
     expect(summarize("y".repeat(278) + "😀 more")).toBe("y".repeat(278) + "…");
   });
 });
