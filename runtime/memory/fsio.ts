@@ -303,12 +303,8 @@ export const nodeFs: MemoryFs = {
       }
       // a rename replaces a link rather than writing through it; a link (or a directory, a FIFO)
       // where a memory file belongs is still refused, so the runtime never removes what it did not make
-      let target: ReturnType<typeof lstatSync> | undefined;
-      try {
-        target = lstatSync(file);
-      } catch (err) {
-        if (!isENOENT(err)) throw err;
-      }
+      // (throwIfNoEntry: a new name, the usual case, costs no error object)
+      const target = lstatSync(file, { throwIfNoEntry: false });
       if (target !== undefined && !target.isFile()) throw notRegular(file);
       await beforeRename?.();
       if (pooled) await renameAsync(tmp, file);
@@ -334,21 +330,11 @@ export const nodeFs: MemoryFs = {
     }
   },
   async size(file) {
-    try {
-      return statSync(file).size;
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
+    return statSync(file, { throwIfNoEntry: false })?.size ?? null;
   },
   async identity(file) {
-    try {
-      const st = lstatSync(file);
-      return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    return st === undefined ? null : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
   },
   list: (dir) => retryingFds(() => readdirSync(dir)),
   async link(file, name) {
@@ -368,13 +354,9 @@ export const nodeFs: MemoryFs = {
     }
   },
   async inspect(file) {
-    try {
-      const st = lstatSync(file);
-      const type = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
-      return { type, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
-    } catch (err) {
-      if (isENOENT(err)) return null;
-      throw err;
-    }
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (st === undefined) return null;
+    const type = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+    return { type, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
   },
 };
