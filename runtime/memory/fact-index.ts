@@ -261,12 +261,12 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
   try {
     const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [], forget: [] };
     const check = new SequenceCheck(from.seq);
+    let last: Buffer | null = null;
     for await (const lines of new ForwardLines(h, MAX_ENTRY_BYTES, from.end)) {
       for (const line of lines) {
         batch.end = line.start + line.length + 1;
         batch.lastStart = line.start;
-        // a line too long to hold cannot be checked later: the next use rebuilds (until a line follows it)
-        batch.lastHash = line.bytes === null ? "" : sha256(line.bytes);
+        last = line.bytes;
         const e = line.bytes === null ? null : parseEntry(line.bytes);
         if (e === null || !check.accept(e)) continue;
         batch.seq = e.seq;
@@ -276,7 +276,11 @@ async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> 
         for (const r of forgottenBy(e)) batch.forget.push([r.seq, r.index]);
       }
     }
-    return batch.end > from.end ? batch : null;
+    if (batch.end === from.end) return null;
+    // only the last line is checked later (hashed once here, not every line on the way); one too long to
+    // hold cannot be checked: the next use rebuilds (until a line follows it)
+    batch.lastHash = last === null ? "" : sha256(last);
+    return batch;
   } finally {
     await h.close();
   }
