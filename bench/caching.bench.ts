@@ -5,11 +5,10 @@
 // itself reported. Billed = input + 1.25 x cache writes + 0.1 x cache reads, in input-token equivalents.
 // Target: the conversation bills at most 0.9x of before; the fan-out at most 1.05x (the first sight of a
 // context is sent unmarked, so one send more is billed at the full rate).
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
+
 import { conversation, fanOut, type CacheMeasure } from "../test/support/caching-scenarios.ts";
 import { startStandin } from "../test/support/standin.ts";
+import { scratchDir } from "./support.ts";
 
 function report(label: string, m: CacheMeasure, target: number): void {
   const ratio = m.after.billed / m.before.billed;
@@ -20,12 +19,11 @@ function report(label: string, m: CacheMeasure, target: number): void {
 
 export async function run(): Promise<void> {
   const standin = await startStandin();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-caching-bench-"));
+  const dir = scratchDir("caching");
   try {
     report("30-call memory conversation", await conversation(dir, standin, 30), 0.9);
     report("50-item dry_run pmap", await fanOut(dir, standin, 50), 1.05);
   } finally {
     await standin.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -2,8 +2,7 @@
 //  1. 200 sequential agent calls through the runtime vs the same 200 calls made directly with the SDK (target ≤ 1.1x).
 //  2. 32 calls of 200 ms each through `pmap` at --concurrency 8 vs the ideal 800 ms (target ≤ 1.25x).
 import Anthropic from "@anthropic-ai/sdk";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { inputBlock } from "../runtime/providers/anthropic.ts";
 import { resolveModel } from "../runtime/providers/models.ts";
@@ -11,7 +10,7 @@ import { serializeInput } from "../runtime/json-text.ts";
 import { VAgent, type Value } from "../runtime/values.ts";
 import { runCli } from "../test/support/cli.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { interleaved, median, standinRuntime } from "./support.ts";
+import { interleaved, median, scratchDir, standinRuntime } from "./support.ts";
 
 const N = 200;
 const ROUNDS = 5;
@@ -63,34 +62,30 @@ async function sequential(url: string): Promise<void> {
 }
 
 async function parallel(standin: RemoteStandin): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-bench-calls-"));
-  try {
-    const prog = path.join(dir, "fan.vvm");
-    await writeFile(
-      prog,
-      [
-        'agent worker(model="haiku", prompt="You handle one item.")',
-        "def handle(item):",
-        "  return @worker `Handle item {item}.`(item)",
-        "results = pmap(range(32), handle)",
-        "export results",
-        "",
-      ].join("\n"),
-    );
-    const times: number[] = [];
-    for (let r = 0; r < 3; r++) {
-      await standin.configure(200);
-      const t0 = performance.now();
-      const res = await runCli(["run", prog, "--provider", "anthropic", "--concurrency", "8"], { cwd: dir, env: standin.env() });
-      const ms = performance.now() - t0;
-      if (res.code !== 0) throw new Error(`pmap run failed (exit ${res.code}): ${res.stderr}`);
-      const { maxInFlight, requests } = await standin.stats();
-      if (maxInFlight !== 8 || requests !== 32) throw new Error(`expected 32 requests, at most 8 in flight; saw ${requests}, ${maxInFlight}`);
-      times.push(ms);
-    }
-    const m = median(times);
-    line("32 x 200 ms calls through pmap at concurrency 8 vs ideal 800 ms", m / 800, 1.25, `${m.toFixed(0)} ms (median of 3, whole vvm run)`);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  const dir = scratchDir("calls");
+  const prog = path.join(dir, "fan.vvm");
+  await writeFile(
+    prog,
+    [
+      'agent worker(model="haiku", prompt="You handle one item.")',
+      "def handle(item):",
+      "  return @worker `Handle item {item}.`(item)",
+      "results = pmap(range(32), handle)",
+      "export results",
+      "",
+    ].join("\n"),
+  );
+  const times: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    await standin.configure(200);
+    const t0 = performance.now();
+    const res = await runCli(["run", prog, "--provider", "anthropic", "--concurrency", "8"], { cwd: dir, env: standin.env() });
+    const ms = performance.now() - t0;
+    if (res.code !== 0) throw new Error(`pmap run failed (exit ${res.code}): ${res.stderr}`);
+    const { maxInFlight, requests } = await standin.stats();
+    if (maxInFlight !== 8 || requests !== 32) throw new Error(`expected 32 requests, at most 8 in flight; saw ${requests}, ${maxInFlight}`);
+    times.push(ms);
   }
+  const m = median(times);
+  line("32 x 200 ms calls through pmap at concurrency 8 vs ideal 800 ms", m / 800, 1.25, `${m.toFixed(0)} ms (median of 3, whole vvm run)`);
 }

@@ -2,10 +2,9 @@
 // against `python3 -c "compile(...)"` on the same file, process to process, median of 5.
 // Target: vvm at most 3x CPython's time (issue 2).
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { builtCli, median } from "./support.ts";
+import { builtCli, median, scratchDir } from "./support.ts";
 
 const ROUNDS = 5;
 const TARGET = 2;
@@ -59,32 +58,28 @@ function timed(cmd: string, args: string[]): number {
 
 export async function run(): Promise<void> {
   const bin = builtCli();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-check-"));
-  try {
-    const file = path.join(dir, "big.vvm");
-    const source = generateProgram(LINES);
-    await writeFile(file, source);
-    const lineCount = source.split("\n").length - 1;
-    const py = ["-c", `import sys; f = sys.argv[1]; compile(open(f).read(), f, "exec")`, file];
-    const v: number[] = [];
-    const p: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      // Alternate the order so neither side always runs on a warmer machine.
-      if (r % 2 === 0) {
-        v.push(timed(process.execPath, [bin, "check", file]));
-        p.push(timed("python3", py));
-      } else {
-        p.push(timed("python3", py));
-        v.push(timed(process.execPath, [bin, "check", file]));
-      }
+  const dir = scratchDir("check");
+  const file = path.join(dir, "big.vvm");
+  const source = generateProgram(LINES);
+  await writeFile(file, source);
+  const lineCount = source.split("\n").length - 1;
+  const py = ["-c", `import sys; f = sys.argv[1]; compile(open(f).read(), f, "exec")`, file];
+  const v: number[] = [];
+  const p: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate the order so neither side always runs on a warmer machine.
+    if (r % 2 === 0) {
+      v.push(timed(process.execPath, [bin, "check", file]));
+      p.push(timed("python3", py));
+    } else {
+      p.push(timed("python3", py));
+      v.push(timed(process.execPath, [bin, "check", file]));
     }
-    const vm = median(v);
-    const pm = median(p);
-    const ratio = vm / pm;
-    process.stdout.write(
-      `check ${Math.round(lineCount / 1000)}k lines: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
-    );
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
+  const vm = median(v);
+  const pm = median(p);
+  const ratio = vm / pm;
+  process.stdout.write(
+    `check ${Math.round(lineCount / 1000)}k lines: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
+  );
 }

@@ -3,10 +3,9 @@
 // Target: vvm at most 1.5x CPython's time (NOTES.md "Interpreter speed").
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { builtCli, median } from "./support.ts";
+import { builtCli, median, scratchDir } from "./support.ts";
 
 const ROUNDS = 5;
 const TARGET = 1.2;
@@ -106,45 +105,41 @@ function timed(cmd: string, args: string[], check: (stdout: string) => void): nu
 
 export async function run(): Promise<void> {
   const bin = builtCli();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-loop-"));
-  try {
-    const vvmFile = path.join(dir, "loop.vvm");
-    const pyFile = path.join(dir, "loop.py");
-    await writeFile(vvmFile, VVM);
-    await writeFile(pyFile, PYTHON);
-    const checkVvm = (out: string) => {
-      const total = (JSON.parse(out) as { total: number }).total;
-      if (total !== EXPECTED) throw new Error(`vvm computed ${total}, expected ${EXPECTED}`);
-    };
-    const checkPy = (out: string) => {
-      if (Number(out.trim()) !== EXPECTED) throw new Error(`python computed ${out.trim()}, expected ${EXPECTED}`);
-    };
-    const v: number[] = [];
-    const p: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      // Alternate the order so neither side always runs on a warmer machine.
-      if (r % 2 === 0) {
-        v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
-        p.push(timed("python3", [pyFile], checkPy));
-      } else {
-        p.push(timed("python3", [pyFile], checkPy));
-        v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
-      }
+  const dir = scratchDir("loop");
+  const vvmFile = path.join(dir, "loop.vvm");
+  const pyFile = path.join(dir, "loop.py");
+  await writeFile(vvmFile, VVM);
+  await writeFile(pyFile, PYTHON);
+  const checkVvm = (out: string) => {
+    const total = (JSON.parse(out) as { total: number }).total;
+    if (total !== EXPECTED) throw new Error(`vvm computed ${total}, expected ${EXPECTED}`);
+  };
+  const checkPy = (out: string) => {
+    if (Number(out.trim()) !== EXPECTED) throw new Error(`python computed ${out.trim()}, expected ${EXPECTED}`);
+  };
+  const v: number[] = [];
+  const p: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate the order so neither side always runs on a warmer machine.
+    if (r % 2 === 0) {
+      v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
+      p.push(timed("python3", [pyFile], checkPy));
+    } else {
+      p.push(timed("python3", [pyFile], checkPy));
+      v.push(timed(process.execPath, [bin, "run", vvmFile], checkVvm));
     }
-    const vm = median(v);
-    const pm = median(p);
-    const ratio = vm / pm;
-    process.stdout.write(
-      `loop 1M calls: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
-    );
-    if (cpu.vvm.length === ROUNDS && cpu.python.length === ROUNDS) {
-      // CPU time is steadier than wall time on a busy machine (it includes V8's compiler and GC threads).
-      const cv = median(cpu.vvm);
-      const cp = median(cpu.python);
-      process.stdout.write(`loop 1M calls, CPU time: vvm ${cv.toFixed(2)}s, python ${cp.toFixed(2)}s, ratio ${(cv / cp).toFixed(2)}x\n`);
-    }
-    await inner(vvmFile, path.join(dir, "inner.py"));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
+  const vm = median(v);
+  const pm = median(p);
+  const ratio = vm / pm;
+  process.stdout.write(
+    `loop 1M calls: vvm ${vm.toFixed(2)}s, python ${pm.toFixed(2)}s, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
+  );
+  if (cpu.vvm.length === ROUNDS && cpu.python.length === ROUNDS) {
+    // CPU time is steadier than wall time on a busy machine (it includes V8's compiler and GC threads).
+    const cv = median(cpu.vvm);
+    const cp = median(cpu.python);
+    process.stdout.write(`loop 1M calls, CPU time: vvm ${cv.toFixed(2)}s, python ${cp.toFixed(2)}s, ratio ${(cv / cp).toFixed(2)}x\n`);
+  }
+  await inner(vvmFile, path.join(dir, "inner.py"));
 }

@@ -3,8 +3,7 @@
 // SDK request as 200 raw SDK calls, both against the local Messages API stand-in; then 64 calls on
 // 64 keys at two pmap widths. (2) 50 calls on a
 // key whose ledger already holds 2,000 entries vs 50 on an empty key: the tail read keeps them equal.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { nodeFs } from "../runtime/memory/fsio.ts";
@@ -14,7 +13,7 @@ import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts"
 import { obj } from "../runtime/values.ts";
 import { patchLine } from "../test/memory/helpers.ts";
 import { startStandin } from "../test/support/standin.ts";
-import { median } from "./support.ts";
+import { fileCreateMicros, median, scratchDir } from "./support.ts";
 
 const PROV: MemoryProvenance = { site: { path: "bench.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } }, agentName: "bench", model: "stand-in-model", mode: "continue" };
 
@@ -25,7 +24,7 @@ export async function run(): Promise<void> {
   // every reply carries a patch, so every memory call writes
   standin.setHandler(() => ({ type: "text", text: `Answer ${++n}.\n\n\`\`\`vvm-memory\n${JSON.stringify({ digest: `## Next\n- step ${n}\n`, retain: [`B bench call ${n} finished`] })}\n\`\`\`` }));
   const client = new Anthropic({ apiKey: "sk-ant-standin-dummy", baseURL: standin.url, maxRetries: 0, logLevel: "off" });
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-mem-bench-"));
+  const dir = scratchDir("mem");
   const store = createMemoryStore({ entryDir: dir, homeDir: dir, lockTimeoutMs: 60_000, budgetTokens: 2000, warn: (m) => process.stderr.write(m + "\n") });
   const signal = new AbortController().signal;
 
@@ -94,7 +93,7 @@ export async function run(): Promise<void> {
       await nodeFs.writeAtomic(path.join(dir, "replace-probe"), `x ${i}`);
       replaces.push(performance.now() - t0);
     }
-    console.log(`disk on this machine (context): append+fsync median ${median(appends).toFixed(2)} ms, atomic replace median ${median(replaces).toFixed(2)} ms`);
+    console.log(`disk on this machine (context): append+fsync median ${median(appends).toFixed(2)} ms, atomic replace median ${median(replaces).toFixed(2)} ms, making a small file ${fileCreateMicros().toFixed(0)} µs`);
 
     // A key with 2,000 ledger entries (written directly, facts shaped like the replies' own) vs a
     // key this bench creates. A small retain budget (100 tokens) lets both contexts fill to the same
@@ -123,6 +122,5 @@ export async function run(): Promise<void> {
   } finally {
     await store.close();
     await standin.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }

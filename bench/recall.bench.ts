@@ -5,8 +5,7 @@
 // sessions, some updated later) with questions whose evidence facts are known: recall@budget for
 // recency alone and for relevance, and whether an updated fact's newest version comes whenever an
 // older one does.
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { nodeFs } from "../runtime/memory/fsio.ts";
 import { loadIndexKey } from "../runtime/memory/index-key.ts";
@@ -17,7 +16,7 @@ import { FactSearch, recall, type Fact } from "../runtime/memory/recall.ts";
 import { recalledFacts } from "../runtime/memory/state.ts";
 import type { MemoryProvenance, MemorySession } from "../runtime/memory-port.ts";
 import { obj } from "../runtime/values.ts";
-import { median } from "./support.ts";
+import { median, scratchDir } from "./support.ts";
 
 const BUDGET_TOKENS = 2000;
 const BUDGET_CHARS = BUDGET_TOKENS * 4;
@@ -173,11 +172,7 @@ function quality(sessions: number): void {
 }
 
 export async function run(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-recall-bench-"));
-  try {
-    await boundedAndFast(dir);
-    quality(3000);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const dir = scratchDir("recall");
+  await boundedAndFast(dir);
+  quality(3000);
 }

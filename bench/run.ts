@@ -3,6 +3,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { removeScratch } from "./support.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
@@ -22,4 +23,5 @@ for (const file of files) {
     process.stdout.write(`bench ${file} failed: ${err instanceof Error ? err.message : String(err)}\n`);
   }
 }
+removeScratch();
 process.exitCode = failed ? 1 : 0;

@@ -5,12 +5,11 @@
 //  2. What the first memory call adds to a run (loading the store and the secret rules, the first
 //     commit): one call with memory vs the same call without, the model answering in 100 ms (target ≤ 50 ms).
 import { execFile, spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { startStandin } from "../test/support/standin.ts";
-import { builtCli, median, ROOT } from "./support.ts";
+import { builtCli, median, ROOT, scratchDir } from "./support.ts";
 
 const RUNS = 21;
 const TARGET = 1.3;
@@ -25,31 +24,27 @@ function timed(args: string[], env: NodeJS.ProcessEnv): number {
 
 export async function run(): Promise<void> {
   const cli = builtCli();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-startup-"));
-  try {
-    const file = path.join(dir, "one.vvm");
-    await writeFile(file, "x = 1\nexport x\n");
-    // a key and an address nothing listens on: the provider is built, no request is made
-    const env = { PATH: process.env.PATH, HOME: dir, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" };
-    const sdk = ["--input-type=module", "-e", 'await import("@anthropic-ai/sdk")'];
-    const floor: number[] = [];
-    const vvm: number[] = [];
-    const check: number[] = [];
-    // interleaved, so load from other processes hits every side alike
-    for (let i = 0; i < RUNS; i++) {
-      floor.push(timed(sdk, env));
-      vvm.push(timed([cli, "run", file], env));
-      check.push(timed([cli, "check", file], env));
-    }
-    const ratio = median(vvm) / median(floor);
-    process.stdout.write(
-      `vvm run of a one-line program: ${median(vvm).toFixed(0)} ms vs ${median(floor).toFixed(0)} ms for node importing the SDK, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
-    );
-    process.stdout.write(`vvm check of the same program (context): ${median(check).toFixed(0)} ms\n`);
-    await firstMemoryCall(cli, dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  const dir = scratchDir("startup");
+  const file = path.join(dir, "one.vvm");
+  await writeFile(file, "x = 1\nexport x\n");
+  // a key and an address nothing listens on: the provider is built, no request is made
+  const env = { PATH: process.env.PATH, HOME: dir, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" };
+  const sdk = ["--input-type=module", "-e", 'await import("@anthropic-ai/sdk")'];
+  const floor: number[] = [];
+  const vvm: number[] = [];
+  const check: number[] = [];
+  // interleaved, so load from other processes hits every side alike
+  for (let i = 0; i < RUNS; i++) {
+    floor.push(timed(sdk, env));
+    vvm.push(timed([cli, "run", file], env));
+    check.push(timed([cli, "check", file], env));
   }
+  const ratio = median(vvm) / median(floor);
+  process.stdout.write(
+    `vvm run of a one-line program: ${median(vvm).toFixed(0)} ms vs ${median(floor).toFixed(0)} ms for node importing the SDK, ratio ${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}\n`,
+  );
+  process.stdout.write(`vvm check of the same program (context): ${median(check).toFixed(0)} ms\n`);
+  await firstMemoryCall(cli, dir);
 }
 
 const exec = promisify(execFile);

@@ -1,5 +1,6 @@
 // Helpers shared by the bench scripts.
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Accounting } from "../runtime/calls/accounting.ts";
@@ -8,6 +9,40 @@ import { AnthropicProvider } from "../runtime/providers/anthropic.ts";
 import { noTrace } from "../runtime/trace.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * Every bench's files live under one folder that run.ts removes after the last bench, not bench by bench:
+ * on ext4 without a journal (the machine these were measured on) the kernel passes over every inode freed
+ * in the last 5-10 minutes when it makes a file, so a bench's clean-up of thousands of files would slow
+ * every file a later bench makes (a file costs 30-60 µs to make on a quiet disk there, 150-450 µs after).
+ */
+let scratch: string | null = null;
+
+/** A new directory for one bench's files (removed by removeScratch). */
+export function scratchDir(name: string): string {
+  scratch ??= mkdtempSync(path.join(os.tmpdir(), "vvm-bench-"));
+  return mkdtempSync(path.join(scratch, `${name}-`));
+}
+
+export function removeScratch(): void {
+  if (scratch !== null) rmSync(scratch, { recursive: true, force: true });
+  scratch = null;
+}
+
+/** What making a small file costs on this disk right now (median µs of 200, kept until removeScratch): context for benches that make files. */
+export function fileCreateMicros(): number {
+  const dir = path.join(scratchDir("probe"), "files");
+  mkdirSync(dir);
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t0 = performance.now();
+    const fd = openSync(path.join(dir, `f${i}`), "wx");
+    writeSync(fd, "x".repeat(900));
+    closeSync(fd);
+    times.push((performance.now() - t0) * 1000);
+  }
+  return median(times);
+}
 
 /** Median of a sample; runs are few, so one outlier must not decide. */
 export function median(xs: number[]): number {

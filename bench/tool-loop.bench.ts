@@ -4,15 +4,14 @@
 // file's text it already holds. Target: runtime at most 1.3x per turn (spec/agent-calls.md §8).
 import Anthropic from "@anthropic-ai/sdk";
 import type { MessageParam, ToolUnion } from "@anthropic-ai/sdk/resources/messages/messages";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { resolveModel } from "../runtime/providers/models.ts";
 import { Toolbox } from "../runtime/tools/toolbox.ts";
 import { VAgent, type Value } from "../runtime/values.ts";
 import { perm } from "../stdlib/basics.ts";
 import { RemoteStandin } from "./remote-standin.ts";
-import { interleaved, median, standinRuntime } from "./support.ts";
+import { interleaved, median, scratchDir, standinRuntime } from "./support.ts";
 
 const TURNS = 10;
 const LOOPS = 20;
@@ -21,7 +20,7 @@ const TARGET = 1.3;
 const FILE_TEXT = "# Notes\n" + Array.from({ length: 40 }, (_, i) => `- line ${i} of the notes`).join("\n") + "\n";
 
 export async function run(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-bench-tool-loop-"));
+  const dir = scratchDir("tool-loop");
   const standin = await RemoteStandin.start();
   try {
     await mkdir(path.join(dir, "docs"));
@@ -72,6 +71,5 @@ export async function run(): Promise<void> {
     );
   } finally {
     await standin.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
