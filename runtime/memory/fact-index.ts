@@ -144,11 +144,13 @@ function memoryOf(index: string): string {
 const context = (memory: string, prev: string) => `${memory}\n${prev}\n`;
 
 /** One line of recall.jsonl: the batch as JSON with its signature as the first member (exported: tests sign crafted batches). */
-export function signedLine(key: Buffer, memory: string, prev: string, batch: object): { line: string; mac: string } {
-  const body = JSON.stringify(batch);
+export function signedLine(key: Buffer, memory: string, prev: string, batch: object): { line: Buffer; mac: string } {
+  // encoded once, then signed and written as those bytes (a rebuilt index is one line of ~100 bytes a fact)
+  const body = Buffer.from(JSON.stringify(batch), "utf8");
   const mac = sign(key, context(memory, prev), body);
-  return { line: `{"mac":"${mac}",${body.slice(1)}\n`, mac };
+  return { line: Buffer.concat([Buffer.from(`{"mac":"${mac}",`), body.subarray(1), NEWLINE]), mac };
 }
+const NEWLINE = Buffer.from("\n");
 
 /** `{"mac":"<64 hex digits>",`: how every line starts; the batch's JSON is `{` and the rest of the line. */
 const MAC = /^\{"mac":"([0-9a-f]{64})",$/;
@@ -298,16 +300,15 @@ async function write(o: SyncOptions, idx: FactIndex, batch: Batch | null): Promi
   try {
     if (batch !== null && idx.file !== null) {
       const { line, mac } = signedLine(key, memory, idx.file.mac, batch);
-      const bytes = Buffer.from(line, "utf8");
-      await o.fs.append(o.index, bytes, { sync: false });
+      await o.fs.append(o.index, line, { sync: false });
       const id = await o.fs.identity(o.index);
-      return id === null ? null : { ino: id.ino, size: idx.file.size + bytes.length, mac };
+      return id === null ? null : { ino: id.ino, size: idx.file.size + line.length, mac };
     }
     // forgotten facts are left out: a whole index holds only what is retained
     const whole: Batch = { v: INDEX_VERSION, start: 0, ...idx.covered, facts: idx.search.live().map((f) => [f.seq, f.i, f.ts, f.text]), forget: [] };
     const { line, mac } = signedLine(key, memory, "", whole);
     const ino = await o.fs.writeAtomic(o.index, line, undefined, { sync: false });
-    return { ino, size: Buffer.byteLength(line), mac };
+    return { ino, size: line.length, mac };
   } catch (err) {
     o.warn(`recall.jsonl not written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); recall reads the ledger again next time`);
     return null;
