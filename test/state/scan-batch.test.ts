@@ -1,10 +1,9 @@
 // state.md's names and summaries are scanned for secrets in batches, one scan per write rather than one per
 // call (runtime/state/state-file.ts), and a batch still withholds exactly the texts that hold a secret.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
-import { RunDirectory } from "../../runtime/state/run-dir.ts";
+import { newRun, removeRuns } from "./helpers.ts";
 
 const scans = vi.hoisted(() => ({ count: 0 }));
 vi.mock("../../runtime/memory/secrets.ts", async (importActual) => {
@@ -18,16 +17,10 @@ vi.mock("../../runtime/memory/secrets.ts", async (importActual) => {
   };
 });
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+afterEach(removeRuns);
 
 it("scans a wide pmap's names and summaries a batch at a time, and withholds only the one with a secret", async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-state-batch-"));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, "main.vvm"), "export 1\n");
-  const run = await RunDirectory.create({ entryPath: path.join(dir, "main.vvm"), source: "export 1\n", warn: () => {} });
+  const run = await newRun();
   const github = "ghp_" + "R8x2kQ9mZ4vB7nL1pW3tY6uH0jC5dF8gA2sE";
   // more calls than one scan reads (256 texts), finishing together
   const calls = 300;
