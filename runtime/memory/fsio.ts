@@ -303,7 +303,8 @@ export const nodeFs: MemoryFs = {
       }
       // a rename replaces a link rather than writing through it; a link (or a directory, a FIFO)
       // where a memory file belongs is still refused, so the runtime never removes what it did not make
-      // (throwIfNoEntry: a new name, the usual case, costs no error object)
+      // (throwIfNoEntry: a new name, the usual case, costs no error object; a path through a file fails
+      // at the temporary file's open above, whichever way a Node version reports it here)
       const target = lstatSync(file, { throwIfNoEntry: false });
       if (target !== undefined && !target.isFile()) throw notRegular(file);
       await beforeRename?.();
@@ -330,11 +331,21 @@ export const nodeFs: MemoryFs = {
     }
   },
   async size(file) {
-    return statSync(file, { throwIfNoEntry: false })?.size ?? null;
+    try {
+      return statSync(file).size;
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
+    }
   },
   async identity(file) {
-    const st = lstatSync(file, { throwIfNoEntry: false });
-    return st === undefined ? null : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+    try {
+      const st = lstatSync(file);
+      return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
+    }
   },
   list: (dir) => retryingFds(() => readdirSync(dir)),
   async link(file, name) {
@@ -354,9 +365,13 @@ export const nodeFs: MemoryFs = {
     }
   },
   async inspect(file) {
-    const st = lstatSync(file, { throwIfNoEntry: false });
-    if (st === undefined) return null;
-    const type = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
-    return { type, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
+    try {
+      const st = lstatSync(file);
+      const type = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+      return { type, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
+    } catch (err) {
+      if (isENOENT(err)) return null;
+      throw err;
+    }
   },
 };

@@ -2,7 +2,7 @@
 // the binding file of each agent call, the ref value it returns, and what a call passed refs may read.
 // The runtime writes every file itself: a binding is complete (temporary file + rename) or absent.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "../memory/fsio.ts";
 import { preloadSecretRules } from "../memory/secrets.ts";
@@ -60,8 +60,8 @@ export class RunDirectory {
     private readonly fs: MemoryFs,
     private readonly now: () => Date,
     private readonly state: StateFile,
-    /** bindings/ as made (device and inode): where every binding is written and what a ref grants, however the path reads later */
-    private readonly bindingsId: string,
+    /** bindings/ as made: where every binding is written and what a ref grants, however the path reads later */
+    private readonly bindingsReal: string,
   ) {}
 
   /** Make `.vvm/runs/<run-id>/` with program.vvm, state.md (status running), bindings/ and imports/. */
@@ -90,7 +90,7 @@ export class RunDirectory {
     // one header line, whatever the file is called
     const program = tableCell(path.basename(opts.entryPath), 200);
     const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
-    const run = new RunDirectory(id, dir, shown, fs, now, state, dirId(path.join(dir, "bindings")));
+    const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
     run.state.trace(["Started"], started);
     await run.state.flush();
     return run;
@@ -110,10 +110,10 @@ export class RunDirectory {
    * read grant elsewhere.
    */
   private bindingsInPlace(): boolean {
-    // the directory the path leads to now (one stat, not a realpath's look at every folder on the way):
-    // a link to the same directory changes nothing, a link anywhere else does
+    // the real path, not the device and inode: a directory removed and another linked in its place can
+    // be given the same inode number at once (ext4 does)
     try {
-      return dirId(path.join(this.dir, "bindings")) === this.bindingsId;
+      return realpathSync.native(path.join(this.dir, "bindings")) === this.bindingsReal;
     } catch {
       return false;
     }
@@ -198,12 +198,6 @@ export class RunDirectory {
     this.state.trace([note], this.now());
     await this.state.flush();
   }
-}
-
-/** Which directory a path leads to (links followed): its device and inode. */
-function dirId(dir: string): string {
-  const st = statSync(dir);
-  return `${st.dev}:${st.ino}`;
 }
 
 /** A new run directory under `runs`: its id. Two runs in the same second that drew the same six hex digits draw again. */

@@ -1,6 +1,6 @@
 // Filesystem state mode's service: the run directory, binding files, ref values, state.md, and what a call
 // passed refs may read (runtime/state/, spec/state.md).
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -300,6 +300,25 @@ describe("agent calls in filesystem state", () => {
     expect(JSON.stringify(out)).not.toContain("PRIVATE");
     await run.finish("completed", "Completed");
     expect(state(run)).toMatch(/next = @a failed: b000002 could not be written \(bindings\/ now leads elsewhere/);
+  });
+
+  it("a folder linked in place of bindings/ is refused even when it has bindings/'s old inode number", async () => {
+    const dir = project();
+    const run = await create(dir);
+    const bindings = path.join(run.dir, "bindings");
+    const old = statSync(bindings).ino;
+    const elsewhere = path.join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    rmSync(bindings, { recursive: true });
+    // ext4 hands a freed inode number out again at once: make folders until one has it (tmpfs never does; the link is refused all the same)
+    let target = path.join(elsewhere, "d0");
+    mkdirSync(target);
+    for (let i = 1; i < 20 && statSync(target).ino !== old; i++) mkdirSync((target = path.join(elsewhere, `d${i}`)));
+    symlinkSync(target, bindings);
+    const failed = await run.bind({ name: "next", agent: "a", text: "to be written", retries: 0, pause: noPause });
+    expect(isErrorValue(failed) && errorKind(failed)).toBe("binding_failed");
+    expect(readdirSync(target)).toEqual([]);
+    expect(run.bindingsGlob(dir)).toBeNull();
   });
 
   it("bind the reply as memory leaves it: the memory patch goes to memory, never into the binding; the trace names the binding", async () => {
