@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SecretLintCoreConfig } from "@secretlint/types";
 import { findSecrets, LABELLED_SECRET, PREFIXED_TOKEN, ruleIds as ownRuleIds, type Hit } from "./secret-rules.ts";
-import { normalisedView } from "./secret-views.ts";
+import { normalisedView, type View } from "./secret-views.ts";
 
 export interface Finding {
   ruleId: string;
@@ -76,62 +76,124 @@ export async function activeRules(): Promise<string[]> {
   return [...(await load()).ruleIds, ...ownRuleIds];
 }
 
+/** A text to scan and the field a finding in it names ("digest", "retain[i]"). */
+interface Part {
+  field: string;
+  text: string;
+}
+
 /** Findings in a digest and retain items; empty when clean. Reports rule ids and places only, never the text. */
 export async function scanSecrets(digest: string | undefined, retain: string[]): Promise<Finding[]> {
-  const { lint, config } = await load();
-  const parts: { field: string; text: string }[] = [];
+  const parts: Part[] = [];
   if (digest !== undefined) parts.push({ field: "digest", text: digest });
   retain.forEach((text, i) => parts.push({ field: `retain[${i}]`, text }));
   if (parts.length === 0) return [];
-  // the patch as one text, each part on its own lines, mapped back by offset
-  const starts: number[] = [];
+  return (await scanGroups([parts]))[0];
+}
+
+/**
+ * Several unrelated groups of texts in one scan, each group found as if scanned alone (fields
+ * `retain[i]` within its group): a lint call costs a fixed ~40-90 µs besides its length, which one per
+ * group would pay again. A group's texts are rejoined and decoded together, within a normalised view
+ * and limits of its own, never with another group's, so no group can use up what another is checked with.
+ */
+export async function scanTexts(groups: string[][]): Promise<Finding[][]> {
+  return scanGroups(groups.map((texts) => texts.map((text, i) => ({ field: `retain[${i}]`, text }))));
+}
+
+/**
+ * One lint over every group: first each group's parts as written, each followed by a blank line, then each
+ * group's normalised view (secret-views.ts), each after a blank line. A finding is placed by where its
+ * match starts; a match that runs on into another group counts for that group too (its first field), so
+ * a long match cannot hide what a neighbour holds.
+ */
+async function scanGroups(groups: Part[][]): Promise<Finding[][]> {
+  const { lint, config } = await load();
+  // the raw text: where each part starts, and each group's range
+  const starts: { group: number; field: string; text: string; at: number }[] = [];
+  const raw: { from: number; to: number }[] = [];
   let content = "";
-  for (const p of parts) {
-    starts.push(content.length);
-    content += p.text + "\n\n";
+  for (const [g, parts] of groups.entries()) {
+    const from = content.length;
+    for (const p of parts) {
+      starts.push({ group: g, field: p.field, text: p.text, at: content.length });
+      content += p.text + "\n\n";
+    }
+    raw.push({ from, to: content.length });
   }
-  const place = (at: number) => {
+  // then the views; a single group's comes right after the raw text, as it always did
+  const views: { group: number; from: number; to: number; view: View }[] = [];
+  let whole = content;
+  for (const [g, r] of raw.entries()) {
+    const view = normalisedView(content.slice(r.from, r.to));
+    if (view.text === "") continue;
+    if (views.length > 0) whole += "\n\n";
+    views.push({ group: g, from: whole.length, to: whole.length + view.text.length, view });
+    whole += view.text;
+  }
+  const partAt = (at: number) => {
     let i = starts.length - 1;
-    while (i > 0 && starts[i] > at) i--;
-    return { field: parts[i].field, line: content.slice(starts[i], at).split("\n").length };
+    while (i > 0 && starts[i].at > at) i--;
+    return starts[i];
+  };
+  const place = (at: number) => {
+    const p = partAt(at);
+    return { group: p.group, field: p.field, line: content.slice(p.at, at).split("\n").length };
   };
   const lintHits = async (text: string, ext: ".md" | ".json"): Promise<Hit[]> => {
     const result = await lint({
       source: { content: text, filePath: `vvm-memory-patch${ext}`, ext, contentType: "text" },
       options: { config, maskSecrets: true, noPhysicFilePath: true },
     });
-    return result.messages.map((m) => ({ ruleId: m.ruleId, messageId: m.messageId, index: m.range[0] }));
+    return result.messages.map((m) => ({ ruleId: m.ruleId, messageId: m.messageId, index: m.range[0], end: m.range[1] }));
   };
 
-  const found = new Map<string, Finding>();
-  const add = (hit: Hit, at: number, view: Finding["view"]) => {
-    const f: Finding = { ruleId: hit.ruleId, messageId: hit.messageId, ...place(at), view };
+  const found = groups.map(() => new Map<string, Finding>());
+  const add = (group: number, f: Finding) => {
     const key = `${f.ruleId}/${f.messageId}/${f.field}/${f.line}`;
-    if (!found.has(key)) found.set(key, f);
+    if (!found[group].has(key)) found[group].set(key, f);
   };
-  // the raw text and its normalised view (after the raw text's closing blank line) in one pass: each
-  // lint costs a fixed ~40 µs besides its length
-  const view = normalisedView(content);
-  const whole = content + view.text;
+  /** The groups whose raw text or view the range [from, to) touches. */
+  const touched = (from: number, to: number): number[] => [
+    ...raw.flatMap((r, g) => (r.from < to && from < r.to ? [g] : [])),
+    ...views.flatMap((v) => (v.from < to && from < v.to ? [v.group] : [])),
+  ];
   for (const hit of [...(await lintHits(whole, ".md")), ...findSecrets(whole)]) {
-    const i = hit.index - content.length;
-    if (i < 0) add(hit, hit.index, "raw");
-    // words glued at a line break can look random: the entropy rule reads runs as written or decoded
-    else if (hit.ruleId === LABELLED_SECRET && i >= view.rejoinedFrom && i < view.decodedFrom) continue;
-    else add(hit, view.origin(i), i < view.decodedFrom ? "normalised" : "decoded");
+    let at = hit.index;
+    let view: Finding["view"] = "raw";
+    if (hit.index >= content.length) {
+      let k = views.length - 1;
+      while (k > 0 && views[k].from > hit.index) k--;
+      const v = views[k];
+      const i = Math.min(Math.max(0, hit.index - v.from), v.view.text.length - 1);
+      // words glued at a line break can look random: the entropy rule reads runs as written or decoded
+      if (hit.ruleId === LABELLED_SECRET && i >= v.view.rejoinedFrom && i < v.view.decodedFrom) continue;
+      at = raw[v.group].from + v.view.origin(i);
+      view = i < v.view.decodedFrom ? "normalised" : "decoded";
+    }
+    const { group, field, line } = place(at);
+    add(group, { ruleId: hit.ruleId, messageId: hit.messageId, field, line, view });
+    for (const other of touched(hit.index, Math.max(hit.end, hit.index + 1))) {
+      if (other !== group) add(other, { ruleId: hit.ruleId, messageId: hit.messageId, field: groups[other][0].field, line: 1, view });
+    }
   }
   // some rules (GCP service-account keys) only look at whole JSON documents
-  for (const [i, p] of parts.entries()) {
-    if (!/^\s*\{/.test(p.text)) continue;
+  for (const s of starts) {
+    if (!/^\s*\{/.test(s.text)) continue;
     try {
-      JSON.parse(p.text);
+      JSON.parse(s.text);
     } catch {
       continue;
     }
-    for (const hit of await lintHits(p.text, ".json")) add(hit, starts[i] + hit.index, "raw");
+    for (const hit of await lintHits(s.text, ".json")) {
+      const { line } = place(s.at + hit.index);
+      add(s.group, { ruleId: hit.ruleId, messageId: hit.messageId, field: s.field, line, view: "raw" });
+    }
   }
   // a token the preset's rule found is not reported a second time by our copy of that rule
-  const all = [...found.values()];
-  const placed = new Set(all.filter((f) => f.ruleId !== PREFIXED_TOKEN).map((f) => `${f.field}/${f.line}`));
-  return all.filter((f) => f.ruleId !== PREFIXED_TOKEN || !placed.has(`${f.field}/${f.line}`));
+  return found.map((byKey) => {
+    const all = [...byKey.values()];
+    const placed = new Set(all.filter((f) => f.ruleId !== PREFIXED_TOKEN).map((f) => `${f.field}/${f.line}`));
+    return all.filter((f) => f.ruleId !== PREFIXED_TOKEN || !placed.has(`${f.field}/${f.line}`));
+  });
 }

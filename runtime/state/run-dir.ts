@@ -151,13 +151,17 @@ export class RunDirectory {
     const failure = await this.write(file, req);
     // a name= may come from the program's data, and a summary from the reply: either may hold a secret,
     // so state.md shows them once its next write has scanned them
-    const shownName = this.state.cell(name, NAME_CHARS);
     if (failure !== null) {
+      const [shownName] = this.state.cells([[name, NAME_CHARS]]);
       this.state.trace([shownName, ` = @${tableCell(req.agent, NAME_CHARS)} failed: ${id} could not be written (${code(failure)})`], this.now());
       return makeError("binding_failed", `the reply could not be written to ${path.join(this.shown, "bindings", `${id}.md`)} (${code(failure)})`, new Map<string, Value>([["binding", id]]));
     }
     const summary = summarize(req.text);
-    this.state.bind(shownName, id, this.state.cell(summary, INDEX_CHARS));
+    const [shownName, shownSummary] = this.state.cells([
+      [name, NAME_CHARS],
+      [summary, INDEX_CHARS],
+    ]);
+    this.state.bind(shownName, id, shownSummary);
     this.state.trace([shownName, ` = @${tableCell(req.agent, NAME_CHARS)} (${id})`], this.now());
     const ref: VObject = new Map<string, Value>([
       ["ref", `${this.shown}/bindings/${id}.md`.split(path.sep).join("/")],
@@ -189,7 +193,7 @@ export class RunDirectory {
 
   /** A call that ended in an error value before any reply: a trace line, no binding. */
   noteFailure(name: string | null, agent: string, kind: string): void {
-    this.state.trace([this.state.cell(name ?? "(unassigned)", NAME_CHARS), ` = @${tableCell(agent, NAME_CHARS)} failed: error(kind=${JSON.stringify(kind)})`], this.now());
+    this.state.trace([this.state.cells([[name ?? "(unassigned)", NAME_CHARS]])[0], ` = @${tableCell(agent, NAME_CHARS)} failed: error(kind=${JSON.stringify(kind)})`], this.now());
   }
 
   /** The run's end: status and a last trace line, written before the CLI prints the exports. */

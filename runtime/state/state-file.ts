@@ -33,8 +33,8 @@ interface IndexRow {
   summary: Unchecked;
 }
 
-/** The most names and summaries one scan reads: a long batch is split, so no single scan grows without bound. */
-const SCAN_BATCH = 256;
+/** The most groups one scan reads: a long batch is split, so no single scan grows without bound. */
+const SCAN_BATCH = 128;
 
 /** Trace lines kept: the first few and the most recent, with a count of those left out between. */
 const TRACE_HEAD = 20;
@@ -48,8 +48,8 @@ export class StateFile {
   private readonly rows: IndexRow[] = [];
   private readonly head: Part[][] = [];
   private readonly tail: Part[][] = [];
-  /** names and summaries not scanned yet */
-  private unchecked: Unchecked[] = [];
+  /** names and summaries not scanned yet, in groups checked as if alone (a binding's name and summary) */
+  private unchecked: Unchecked[][] = [];
   private omitted = 0;
   private dirty = false;
   private writing: Promise<void> | null = null;
@@ -71,11 +71,14 @@ export class StateFile {
     this.updated = started;
   }
 
-  /** A name or summary from the run, for bind() and trace(); shown once the next write's scan passed it. */
-  cell(raw: string, max: number): Unchecked {
-    const c: Unchecked = { raw, max };
-    this.unchecked.push(c);
-    return c;
+  /**
+   * Names and summaries from the run, as [text, max] (a binding's name and summary, checked together as
+   * one scan of them alone would), for bind() and trace(); shown once the next write's scan passed them.
+   */
+  cells(texts: [string, number][]): Unchecked[] {
+    const group = texts.map(([raw, max]): Unchecked => ({ raw, max }));
+    this.unchecked.push(group);
+    return group;
   }
 
   bind(name: Unchecked, binding: string, summary: Unchecked): void {
@@ -138,9 +141,9 @@ export class StateFile {
     }
   }
 
-  private async scan(cells: Unchecked[]): Promise<void> {
-    const shown = await withoutSecrets(cells.map((c) => c.raw));
-    cells.forEach((c, i) => (c.shown = tableCell(shown[i], c.max)));
+  private async scan(groups: Unchecked[][]): Promise<void> {
+    const shown = await withoutSecrets(groups.map((g) => g.map((c) => c.raw)));
+    groups.forEach((g, k) => g.forEach((c, i) => (c.shown = tableCell(shown[k][i], c.max))));
   }
 
   private pause(): Promise<void> {

@@ -1,6 +1,6 @@
 // The `summary` of a ref value: derived by the runtime from the reply itself (its first sentences),
 // never asked of the model, so every binding has one and no reply format is imposed (spec/state.md §3).
-import { scanSecrets } from "../memory/secrets.ts";
+import { scanTexts, type Finding } from "../memory/secrets.ts";
 import { cutText } from "../text.ts";
 
 /** A summary holds at most this many sentences ... */
@@ -41,19 +41,22 @@ export function summarize(reply: string): string {
 export const WITHHELD = "(withheld: looks like a secret)";
 
 /**
- * `texts` (a binding's name, its summary) as state.md may hold them: each one the memory store's secret
- * detectors flag is WITHHELD (state.md never holds a secret; the binding file keeps the reply whole).
+ * Groups of texts (a binding's name and summary) as state.md may hold them: each text the memory store's
+ * detectors flag is WITHHELD (state.md never holds a secret; the binding file keeps the reply whole). All
+ * groups go through one scan, each checked as if alone (scanTexts).
  */
-export async function withoutSecrets(texts: string[]): Promise<string[]> {
-  let findings: Awaited<ReturnType<typeof scanSecrets>>;
+export async function withoutSecrets(groups: string[][]): Promise<string[][]> {
+  let findings: Finding[][];
   try {
-    findings = await scanSecrets(undefined, texts);
+    findings = await scanTexts(groups);
   } catch {
     // the scanner could not run (its rules failed to load): nothing unchecked goes into state.md
-    return texts.map(() => WITHHELD);
+    return groups.map((texts) => texts.map(() => WITHHELD));
   }
-  const flagged = new Set(findings.map((f) => f.field));
-  return texts.map((t, i) => (flagged.has(`retain[${i}]`) ? WITHHELD : t));
+  return groups.map((texts, k) => {
+    const flagged = new Set(findings[k].map((f) => f.field));
+    return texts.map((t, i) => (flagged.has(`retain[${i}]`) ? WITHHELD : t));
+  });
 }
 
 /** Text as one markdown table cell: controls (bidi ones too) and line breaks become spaces, pipes are escaped, at most `max` characters. */
