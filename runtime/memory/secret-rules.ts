@@ -4,9 +4,7 @@
 export interface Hit {
   ruleId: string;
   messageId: string;
-  /** where the match starts and ends in the text scanned */
   index: number;
-  end: number;
 }
 
 interface Rule {
@@ -196,7 +194,7 @@ export function findSecrets(text: string): Hit[] {
     if (rule.guard && !rule.guard.some((w) => lower.includes(w))) continue;
     rule.pattern.lastIndex = 0;
     for (let m = rule.pattern.exec(text); m !== null; m = rule.pattern.exec(text)) {
-      if (!rule.accept || rule.accept(m, text)) hits.push({ ruleId: rule.id, messageId: rule.messageId, index: m.index, end: m.index + m[0].length });
+      if (!rule.accept || rule.accept(m, text)) hits.push({ ruleId: rule.id, messageId: rule.messageId, index: m.index });
       // a refused match may hide one that starts inside it (`note: TOKEN=…`)
       else rule.pattern.lastIndex = m.index + 1;
     }

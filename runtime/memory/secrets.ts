@@ -92,102 +92,90 @@ export async function scanSecrets(digest: string | undefined, retain: string[]):
 }
 
 /**
- * Several unrelated groups of texts in one scan, each group found as if scanned alone (fields
- * `retain[i]` within its group): a lint call costs a fixed ~40-90 µs besides its length, which one per
- * group would pay again. A group's texts are rejoined and decoded together, within a normalised view
- * and limits of its own, never with another group's, so no group can use up what another is checked with.
+ * Several unrelated groups of texts (fields `retain[i]` within each group) found as if each were scanned
+ * alone: a lint call costs a fixed ~40-90 µs besides its length, which one per group would pay again.
+ * All groups go through one lint, each group's text exactly as a scan of it alone reads it (its parts,
+ * then its own normalised view, within limits of its own), the groups apart by a line no pattern's
+ * white space runs across. When that finds nothing, no group holds anything a scan alone would find;
+ * when it finds something, every group is scanned alone (a match that starts in one group could cover
+ * part of the next), so a batch is never less strict than scans one by one.
  */
 export async function scanTexts(groups: string[][]): Promise<Finding[][]> {
-  return scanGroups(groups.map((texts) => texts.map((text, i) => ({ field: `retain[${i}]`, text }))));
+  const parts = groups.map((texts) => texts.map((text, i) => ({ field: `retain[${i}]`, text })));
+  const batch = await scanGroups(parts);
+  if (groups.length <= 1 || batch.every((found) => found.length === 0)) return batch;
+  const alone: Finding[][] = [];
+  for (const group of parts) alone.push((await scanGroups([group]))[0]);
+  return alone;
 }
 
+/** Between two groups in one lint: a blank line, a line that is not white space, a blank line. */
+const GROUP_SEPARATOR = "\n\n#\n\n";
+
 /**
- * One lint over every group: first each group's parts as written, each followed by a blank line, then each
- * group's normalised view (secret-views.ts), each after a blank line. A finding is placed by where its
- * match starts; a match that runs on into another group counts for that group too (its first field), so
- * a long match cannot hide what a neighbour holds.
+ * One lint over every group, each as a scan of it alone reads it: its parts as written, each followed by
+ * a blank line, then its normalised view (secret-views.ts); GROUP_SEPARATOR between groups.
  */
 async function scanGroups(groups: Part[][]): Promise<Finding[][]> {
   const { lint, config } = await load();
-  // the raw text: where each part starts, and each group's range
-  const starts: { group: number; field: string; text: string; at: number }[] = [];
-  const raw: { from: number; to: number }[] = [];
-  let content = "";
-  for (const [g, parts] of groups.entries()) {
-    const from = content.length;
+  // each group's text: where it starts in the whole, where each part starts in it, its view
+  const segments: { group: number; from: number; content: string; starts: { field: string; text: string; at: number }[]; view: View }[] = [];
+  let whole = "";
+  for (const [group, parts] of groups.entries()) {
+    if (parts.length === 0) continue;
+    const starts: { field: string; text: string; at: number }[] = [];
+    let content = "";
     for (const p of parts) {
-      starts.push({ group: g, field: p.field, text: p.text, at: content.length });
+      starts.push({ field: p.field, text: p.text, at: content.length });
       content += p.text + "\n\n";
     }
-    raw.push({ from, to: content.length });
+    const view = normalisedView(content);
+    if (whole !== "") whole += GROUP_SEPARATOR;
+    segments.push({ group, from: whole.length, content, starts, view });
+    whole += content + view.text;
   }
-  // then the views; a single group's comes right after the raw text, as it always did
-  const views: { group: number; from: number; to: number; view: View }[] = [];
-  let whole = content;
-  for (const [g, r] of raw.entries()) {
-    const view = normalisedView(content.slice(r.from, r.to));
-    if (view.text === "") continue;
-    if (views.length > 0) whole += "\n\n";
-    views.push({ group: g, from: whole.length, to: whole.length + view.text.length, view });
-    whole += view.text;
-  }
-  const partAt = (at: number) => {
-    let i = starts.length - 1;
-    while (i > 0 && starts[i].at > at) i--;
-    return starts[i];
-  };
-  const place = (at: number) => {
-    const p = partAt(at);
-    return { group: p.group, field: p.field, line: content.slice(p.at, at).split("\n").length };
+  const place = (seg: (typeof segments)[number], at: number) => {
+    let i = seg.starts.length - 1;
+    while (i > 0 && seg.starts[i].at > at) i--;
+    return { field: seg.starts[i].field, line: seg.content.slice(seg.starts[i].at, at).split("\n").length };
   };
   const lintHits = async (text: string, ext: ".md" | ".json"): Promise<Hit[]> => {
     const result = await lint({
       source: { content: text, filePath: `vvm-memory-patch${ext}`, ext, contentType: "text" },
       options: { config, maskSecrets: true, noPhysicFilePath: true },
     });
-    return result.messages.map((m) => ({ ruleId: m.ruleId, messageId: m.messageId, index: m.range[0], end: m.range[1] }));
+    return result.messages.map((m) => ({ ruleId: m.ruleId, messageId: m.messageId, index: m.range[0] }));
   };
-
   const found = groups.map(() => new Map<string, Finding>());
-  const add = (group: number, f: Finding) => {
+  const add = (seg: (typeof segments)[number], f: Finding) => {
     const key = `${f.ruleId}/${f.messageId}/${f.field}/${f.line}`;
-    if (!found[group].has(key)) found[group].set(key, f);
+    if (!found[seg.group].has(key)) found[seg.group].set(key, f);
   };
-  /** The groups whose raw text or view the range [from, to) touches. */
-  const touched = (from: number, to: number): number[] => [
-    ...raw.flatMap((r, g) => (r.from < to && from < r.to ? [g] : [])),
-    ...views.flatMap((v) => (v.from < to && from < v.to ? [v.group] : [])),
-  ];
   for (const hit of [...(await lintHits(whole, ".md")), ...findSecrets(whole)]) {
-    let at = hit.index;
-    let view: Finding["view"] = "raw";
-    if (hit.index >= content.length) {
-      let k = views.length - 1;
-      while (k > 0 && views[k].from > hit.index) k--;
-      const v = views[k];
-      const i = Math.min(Math.max(0, hit.index - v.from), v.view.text.length - 1);
-      // words glued at a line break can look random: the entropy rule reads runs as written or decoded
-      if (hit.ruleId === LABELLED_SECRET && i >= v.view.rejoinedFrom && i < v.view.decodedFrom) continue;
-      at = raw[v.group].from + v.view.origin(i);
-      view = i < v.view.decodedFrom ? "normalised" : "decoded";
-    }
-    const { group, field, line } = place(at);
-    add(group, { ruleId: hit.ruleId, messageId: hit.messageId, field, line, view });
-    for (const other of touched(hit.index, Math.max(hit.end, hit.index + 1))) {
-      if (other !== group) add(other, { ruleId: hit.ruleId, messageId: hit.messageId, field: groups[other][0].field, line: 1, view });
-    }
-  }
-  // some rules (GCP service-account keys) only look at whole JSON documents
-  for (const s of starts) {
-    if (!/^\s*\{/.test(s.text)) continue;
-    try {
-      JSON.parse(s.text);
-    } catch {
+    let k = segments.length - 1;
+    while (k > 0 && segments[k].from > hit.index) k--;
+    const seg = segments[k];
+    const local = hit.index - seg.from;
+    const i = local - seg.content.length;
+    if (i < 0) {
+      add(seg, { ruleId: hit.ruleId, messageId: hit.messageId, ...place(seg, Math.max(0, local)), view: "raw" });
       continue;
     }
-    for (const hit of await lintHits(s.text, ".json")) {
-      const { line } = place(s.at + hit.index);
-      add(s.group, { ruleId: hit.ruleId, messageId: hit.messageId, field: s.field, line, view: "raw" });
+    // words glued at a line break can look random: the entropy rule reads runs as written or decoded
+    if (hit.ruleId === LABELLED_SECRET && i >= seg.view.rejoinedFrom && i < seg.view.decodedFrom) continue;
+    const at = seg.view.origin(Math.min(i, seg.view.text.length - 1));
+    add(seg, { ruleId: hit.ruleId, messageId: hit.messageId, ...place(seg, at), view: i < seg.view.decodedFrom ? "normalised" : "decoded" });
+  }
+  // some rules (GCP service-account keys) only look at whole JSON documents
+  for (const seg of segments) {
+    for (const s of seg.starts) {
+      if (!/^\s*\{/.test(s.text)) continue;
+      try {
+        JSON.parse(s.text);
+      } catch {
+        continue;
+      }
+      for (const hit of await lintHits(s.text, ".json")) add(seg, { ruleId: hit.ruleId, messageId: hit.messageId, ...place(seg, s.at + hit.index), view: "raw" });
     }
   }
   // a token the preset's rule found is not reported a second time by our copy of that rule
