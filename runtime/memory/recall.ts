@@ -117,8 +117,8 @@ export class FactSearch {
   /** in how many indexed facts each term occurs */
   private readonly df = new Map<string, number>();
   /**
-   * Facts [0, indexed) are in the search index and `df`. The rest are indexed on the first search: a call
-   * whose recall needs no search (recency, an empty query, `vvm memory show`) never pays for the index.
+   * Facts [0, indexed) are in the search index, `df` and `weights`. The rest are indexed on the first
+   * search: a call whose recall needs no search (recency, an empty query, `vvm memory show`) never pays for it.
    */
   private indexed = 0;
   private readonly index = new MiniSearch<Doc>({
@@ -166,19 +166,16 @@ export class FactSearch {
   }
 
   add(added: Fact[]): void {
-    for (const fact of added) {
-      const f = fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact;
-      this.facts.push(f);
-      const w = weightOf(PREFIX.exec(f.text));
-      this.weights.push(w);
-      if (w !== 1) this.weighted++;
-    }
+    for (const fact of added) this.facts.push(fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact);
   }
 
-  /** Index the facts added since the last search. */
+  /** Index the facts added since the last search (and weigh them: only a search needs the weights). */
   private catchUp(): void {
     const docs: Doc[] = [];
     for (let k = this.indexed; k < this.facts.length; k++) {
+      const w = weightOf(PREFIX.exec(this.facts[k].text));
+      this.weights.push(w);
+      if (w !== 1) this.weighted++;
       if (this.removed.has(k)) continue;
       const text = body(this.facts[k]);
       for (const t of terms(text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
