@@ -40,6 +40,8 @@ export interface ReadHandle {
   readonly size: number;
   /** the file's inode: tells a file replaced by a rename from one written in place */
   readonly ino: number;
+  /** how many names the file has (more than one only when openRead allowed it) */
+  readonly nlink: number;
   read(start: number, length: number): Promise<Buffer>;
   /** the file's whole content now (it may have been written since it was opened), up to `cap` bytes */
   readNow(cap: number): Promise<Buffer>;
@@ -49,8 +51,11 @@ export interface ReadHandle {
 export interface MemoryFs {
   /** file contents, or null when the file does not exist; a link, directory or FIFO throws NOT_REGULAR */
   readFile(file: string): Promise<Buffer | null>;
-  /** an open handle for positioned reads, or null when the file does not exist; a link, directory or FIFO throws NOT_REGULAR */
-  openRead(file: string): Promise<ReadHandle | null>;
+  /**
+   * An open handle for positioned reads, or null when the file does not exist; a link, directory or FIFO
+   * throws NOT_REGULAR, and so does a file with more than `names` names (default 1: no other hard link).
+   */
+  openRead(file: string, names?: number): Promise<ReadHandle | null>;
   /**
    * Append `data` (one complete line) with a single write (looping only on a short write), then fsync;
    * when the file was empty (just created), fsync its directory too, so the file survives a power loss.
@@ -145,7 +150,7 @@ async function retryingFds<T>(op: () => T | Promise<T>): Promise<T> {
  * regular file with no other name (through a hard link, a read would hand a file from elsewhere to the
  * model, and a write would change it). Null when the file does not exist (and `flags` does not create it).
  */
-function openRegular(file: string, flags: number): { fd: number; size: number; ino: number } | null {
+function openRegular(file: string, flags: number, names = 1): { fd: number; size: number; ino: number; nlink: number } | null {
   let fd: number;
   try {
     fd = openSync(file, flags | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o644);
@@ -158,15 +163,15 @@ function openRegular(file: string, flags: number): { fd: number; size: number; i
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(file);
-    if (st.nlink > 1) throw Object.assign(new Error(`${path.basename(file)} has other hard links`), { code: NOT_REGULAR });
-    return { fd, size: st.size, ino: st.ino };
+    if (st.nlink > names) throw Object.assign(new Error(`${path.basename(file)} has other hard links`), { code: NOT_REGULAR });
+    return { fd, size: st.size, ino: st.ino, nlink: st.nlink };
   } catch (err) {
     closeSync(fd);
     throw err;
   }
 }
 
-function openExisting(file: string, flags: number): { fd: number; size: number; ino: number } {
+function openExisting(file: string, flags: number): { fd: number; size: number; ino: number; nlink: number } {
   const opened = openRegular(file, flags);
   if (opened === null) throw Object.assign(new Error(`${path.basename(file)} does not exist`), { code: "ENOENT" });
   return opened;
@@ -213,15 +218,16 @@ export const nodeFs: MemoryFs = {
         closeSync(opened.fd);
       }
     }),
-  openRead: (file) =>
+  openRead: (file, names) =>
     retryingFds(() => {
-      const opened = openRegular(file, constants.O_RDONLY);
+      const opened = openRegular(file, constants.O_RDONLY, names);
       if (opened === null) return null;
-      const { fd, size, ino } = opened;
+      const { fd, size, ino, nlink } = opened;
       const read = async (start: number, length: number) => readAt(fd, start, length);
       return {
         size,
         ino,
+        nlink,
         read,
         readNow: (cap: number) => read(0, Math.min(cap, fstatSync(fd).size)),
         async close() {

@@ -13,17 +13,10 @@ import type { HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
 import { memoryContext } from "./prompt.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
-import { digestState, EMPTY_HASH, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, type Meta } from "./state.ts";
+import { digestState, EMPTY_HASH, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, REPLACED, type Meta } from "./state.ts";
 
 const SCHEMA_VERSION = 1;
 
-/**
- * A digest.md that a commit replaced keeps a second name until the next call has looked at it:
- * `digest.md.<first 16 hex digits of the content's SHA-256>.<random>.prev`. A person's editor that
- * saves into the file it had open writes there; the next call finds the content no longer matches
- * the name and keeps the save (settleReplaced).
- */
-const REPLACED = /^digest\.md\.([0-9a-f]{16})\.[0-9a-f]{8}\.prev$/;
 const replacedName = (hash: string) => `digest.md.${hash.slice(0, 16)}.${randomBytes(4).toString("hex")}.prev`;
 /** How long a replaced file is kept after its last change (settleReplaced). */
 const KEEP_REPLACED_MS = 5000;

@@ -1,6 +1,7 @@
 // A memory's files as read without the lock and without writing: digest.md classified and parsed,
 // meta.json checked, and how digest.md stands against the ledger's last entry. Calls read them the
 // same way under the lock (spec/memory.md §1, §5, §7); the `vvm memory` commands read them bare.
+import path from "node:path";
 import type { MemoryMode } from "../memory-port.ts";
 import { syncFacts, type SyncOptions } from "./fact-index.ts";
 import { NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
@@ -59,7 +60,8 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
   const unusable = (reason: string, size: number | null) => ({ parsed: unusableDigest(reason), hash: sha256(reason), size, handle: null });
   let h: ReadHandle | null;
   try {
-    h = await fs.openRead(file);
+    // a second name is allowed here only when it is the store's own (below)
+    h = await fs.openRead(file, 2);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === NOT_REGULAR) return unusable((err as Error).message, null);
     throw err;
@@ -67,6 +69,10 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
   if (h === null) return { parsed: parseDigest(null), hash: EMPTY_HASH, size: null, handle: null };
   let kept = false;
   try {
+    // A commit gives the digest it replaces a second name (REPLACED) just before renaming the new one over
+    // it, so a reader without the lock (`vvm memory show`, doctor) can open digest.md in between, and a
+    // crash there leaves that state until the next call. Any other second name is refused as before.
+    if (h.nlink > 1 && !(await hasReplacedName(fs, path.dirname(file), h.ino))) return unusable(`${path.basename(file)} has other hard links`, null);
     if (h.size > MAX_DIGEST_FILE_BYTES) return unusable(`digest.md is ${h.size} bytes, over the ${MAX_DIGEST_FILE_BYTES}-byte cap`, h.size);
     const raw = await h.read(0, h.size);
     kept = keep;
@@ -74,6 +80,26 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
   } finally {
     if (!kept) await h.close();
   }
+}
+
+/**
+ * A digest.md that a commit replaced keeps a second name until the next call has looked at it:
+ * `digest.md.<first 16 hex digits of the content's SHA-256>.<random>.prev`. A person's editor that
+ * saves into the file it had open writes there; the next call finds the content no longer matches
+ * the name and keeps the save (session.ts settleReplaced).
+ */
+export const REPLACED = /^digest\.md\.([0-9a-f]{16})\.[0-9a-f]{8}\.prev$/;
+
+/** Whether one of the store's replaced-digest names in `dir` is the file with inode `ino`. */
+async function hasReplacedName(fs: MemoryFs, dir: string, ino: number): Promise<boolean> {
+  try {
+    for (const name of await fs.list(dir)) {
+      if (REPLACED.test(name) && (await fs.identity(path.join(dir, name)))?.ino === ino) return true;
+    }
+  } catch {
+    // a directory that cannot be listed proves nothing: the second name is refused
+  }
+  return false;
 }
 
 /**

@@ -1,7 +1,7 @@
 // `vvm memory` reading commands through the real CLI, on memories built by real runs (script provider):
 // one with a hand edit, a rejected patch and a torn tail. They never write, never read through a link,
 // never print a stack trace, and `log --last` reads only the end of a long ledger.
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { appendFile, link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { applyPatch } from "diff";
@@ -380,6 +380,28 @@ describe("vvm memory while another process commits", () => {
       for (const f of s.facts) expect(facts.has(f)).toBe(true);
       expect(s.warnings).toEqual([]);
     }
+  });
+});
+
+describe("vvm memory show between a commit's two steps", () => {
+  it("reads digest.md while it still has the store's own second name for the digest it replaces, and refuses any other", async () => {
+    const dir = await mkdtemp(path.join(base, "second-name-"));
+    const mem = memDir(dir, "k");
+    await mkdir(mem, { recursive: true });
+    await writeFile(path.join(mem, "digest.md"), "## Next\n- step 1\n");
+    await writeFile(path.join(mem, "ledger.jsonl"), patchLine(1, ["a fact"]));
+    // what a commit leaves for a moment (and a crash there until the next call): the old digest under both names
+    const second = path.join(mem, `digest.md.${"0".repeat(16)}.01234567.prev`);
+    await link(path.join(mem, "digest.md"), second);
+    const shown = JSON.parse(ok(await runCli(["memory", "show", "k", "--json"], { cwd: dir })).stdout);
+    expect(shown.digest).toBe("## Next\n- step 1\n");
+    expect(shown.digest_unusable).toBeNull();
+    // a second name that is not the store's own is refused as before
+    await rm(second);
+    await link(path.join(mem, "digest.md"), path.join(mem, "notes.md"));
+    const refused = JSON.parse(ok(await runCli(["memory", "show", "k", "--json"], { cwd: dir })).stdout);
+    expect(refused.digest).toBeNull();
+    expect(refused.digest_unusable).toBe("digest.md has other hard links");
   });
 });
 
