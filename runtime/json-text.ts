@@ -126,8 +126,8 @@ const CHUNK = 8192;
 /** Characters of a string escaped at a time. */
 const STRING_PIECE = 65536;
 
+/** A number, boolean or null (strings are written by putString, a piece at a time when long). */
 function scalar(x: Value): string {
-  if (typeof x === "string") return JSON.stringify(x);
   if (typeof x === "number") return Number.isFinite(x) ? String(x) : "null"; // as JSON.stringify (-0 is 0)
   return x === null ? "null" : x ? "true" : "false";
 }
