@@ -1,0 +1,73 @@
+// A schema's `pattern` runs against the model's reply, which is untrusted: it runs in linear time (RE2),
+// so a pattern that would backtrack exponentially cannot stall a run (spec/typed-results.md §2.1).
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { validatorFor, type Validator } from "../../runtime/calls/schema-validator.ts";
+import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
+
+const dir = useTempDir("vvm-patterns-");
+
+function validator(schema: Record<string, unknown>): Validator {
+  const v = validatorFor(schema);
+  if (typeof v !== "function") throw new Error(v.problem);
+  return v;
+}
+
+// forty `a`s and a `!`: about 2^40 steps for a backtracking engine, which never finishes in the test's time
+const EVIL = "a".repeat(40) + "!";
+
+describe("schema patterns", () => {
+  it("test a backtracking pattern against a hostile string in linear time", () => {
+    const v = validator({ type: "object", properties: { code: { type: "string", pattern: "^(a+)+$" } }, required: ["code"] });
+    const t0 = performance.now();
+    expect(v({ code: EVIL })).toEqual(['code: must match pattern "^(a+)+$"']);
+    expect(v({ code: "a".repeat(100_000) + "!" })).toHaveLength(1);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(v({ code: "aaaa" })).toEqual([]);
+  });
+
+  it("search the text, as JSON Schema says, and keep each pattern apart", () => {
+    const v = validator({ type: "object", properties: { a: { type: "string", pattern: "b+" }, z: { type: "string", pattern: "^\\d{4}-\\d{2}$" } } });
+    expect(v({ a: "abba", z: "2026-11" })).toEqual([]);
+    expect(v({ a: "xyz", z: "2026-1" })).toEqual(['a: must match pattern "b+"', 'z: must match pattern "^\\d{4}-\\d{2}$"']);
+  });
+
+  it("run patternProperties the same way", () => {
+    const v = validator({ type: "object", patternProperties: { "^(x+)+$": { type: "number" } } });
+    expect(v({ xxx: 1 })).toEqual([]);
+    expect(v({ xxx: "one" })).toHaveLength(1);
+    expect(v({ ["x".repeat(40) + "!"]: "ignored: the name does not match" })).toEqual([]);
+  });
+
+  it("read JavaScript's \\u escapes, and a backslash before a u as a backslash", () => {
+    const v = validator({ type: "string", pattern: "^\\u00e9+\\u{1F600}?$" });
+    expect(v("éé😀")).toEqual([]);
+    expect(v("e")).toHaveLength(1);
+    expect(validator({ type: "string", pattern: "^\\\\u00e9$" })("\\u00e9")).toEqual([]);
+  });
+
+  it("refuse lookaround and backreferences when the schema is compiled, saying why", () => {
+    for (const pattern of ["(?=a)b", "(a)\\1"]) {
+      const v = validatorFor({ type: "string", pattern });
+      expect(typeof v).toBe("object");
+      expect((v as { problem: string }).problem).toContain(`pattern ${JSON.stringify(pattern)} is not one RE2 runs`);
+      expect((v as { problem: string }).problem).toContain("without lookaround or backreferences");
+    }
+  });
+
+  it("reject a hostile reply to a typed call instead of stalling the run", async () => {
+    const file = path.join(dir, "code.vvm");
+    await writeFile(
+      file,
+      ['agent a(model="haiku", prompt="You answer.")', 'x = @a `Give the code.`("", returns={code: {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string", "pattern": "^(a+)+$"}})', "export x"].join("\n"),
+    );
+    const script = path.join(dir, "code.yaml");
+    await writeFile(script, `- { kind: agent, reply: ${JSON.stringify(JSON.stringify({ code: EVIL }))} }\n`);
+    const res = await runCli(["run", file, "--script", script], { cwd: dir });
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain('code: must match pattern \\"^(a+)+$\\"');
+    expect(res.stderr).toContain("1 rejected");
+  });
+});
