@@ -2,39 +2,13 @@
 // Loaded on the first typed call, so runs without `returns=` never pay for the library.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
-import { RE2JS } from "re2js";
 import { pathText } from "../shapes.ts";
+import { linearRegExp } from "./re2-pattern.ts";
 
 /** Validation problems are listed up to this many; the first ones are what a re-ask needs. */
 const MAX_ERRORS = 20;
 
-/**
- * A schema's `pattern` (and `patternProperties`) is tested against the model's reply, which is untrusted: with
- * JavaScript's backtracking engine, `^(a+)+$` and a reply of forty `a`s and a `!` would stall the run for
- * good (the event loop with it, so not even Ctrl-C gets through). RE2 runs in time linear in the text; it has
- * no lookaround and no backreferences, and a pattern that needs them is refused when the schema is compiled.
- */
-function linearRegExp(pattern: string): { test: (s: string) => boolean; toString: () => string } {
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(withRe2Escapes(pattern));
-  } catch (err) {
-    throw new Error(`pattern ${JSON.stringify(pattern)} is not one RE2 runs (${(err as Error).message}): patterns run in time linear in the reply, without lookaround or backreferences`, { cause: err });
-  }
-  // JSON Schema's pattern is a search, not a whole-string match; ajv keeps one engine per toString(), so it names the pattern
-  return { test: (s) => re.matcher(s).find(), toString: () => `/${pattern}/` };
-}
-// ajv's type asks for the code that would build the engine in standalone output, which is never generated here
-linearRegExp.code = "linearRegExp";
-
-/** JavaScript's `\uXXXX` and `\u{X…}` escapes as RE2's `\x{…}`; everything else as it is (`\\u` is a backslash and a `u`). */
-function withRe2Escapes(pattern: string): string {
-  return pattern.replace(/\\(?:u([0-9A-Fa-f]{4})|u\{([0-9A-Fa-f]+)\}|[\s\S])/g, (all, four?: string, braced?: string) => {
-    const hex = four ?? braced;
-    return hex === undefined ? all : `\\x{${hex}}`;
-  });
-}
-
+// a schema's patterns run on RE2, in time linear in the reply (re2-pattern.ts)
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false, code: { regExp: linearRegExp } });
 // (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
 formats.default(ajv);

@@ -3,6 +3,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { linearRegExp } from "../../runtime/calls/re2-pattern.ts";
 import { validatorFor, type Validator } from "../../runtime/calls/schema-validator.ts";
 import { runCli } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
@@ -46,6 +47,28 @@ describe("schema patterns", () => {
     expect(v("éé😀")).toEqual([]);
     expect(v("e")).toHaveLength(1);
     expect(validator({ type: "string", pattern: "^\\\\u00e9$" })("\\u00e9")).toEqual([]);
+  });
+
+  it("mean what ECMA-262 means where RE2's own reading differs (white space, the dot, empty and full classes)", () => {
+    const pairs: [string, string][] = [
+      ["^a.b$", "a\rb"],
+      ["^a.b$", "a\u2028b"],
+      ["^a.b$", "axb"],
+      ["^\\s$", "\u00a0"],
+      ["^\\s$", "\ufeff"],
+      ["^\\s$", "\u0085"],
+      ["^[\\s]$", "\u3000"],
+      ["^\\S$", "\u00a0"],
+      ["^\\S$", "x"],
+      ["a[]", "a"],
+      ["^[^]$", "\n"],
+      ["^x$", "x\n"],
+      ["^[.]$", "x"],
+      ["\\bfoo\\b", "é foo"],
+      ["^\\w+$", "héllo"],
+      ["^\\d+$", "١٢"],
+    ];
+    for (const [pattern, text] of pairs) expect([pattern, text, linearRegExp(pattern).test(text)]).toEqual([pattern, text, new RegExp(pattern, "u").test(text)]);
   });
 
   it("refuse lookaround and backreferences when the schema is compiled, saying why", () => {
