@@ -12,10 +12,11 @@ const SPACE = "\\t\\n\\x{0B}\\f\\r\\x{FEFF}\\p{Z}";
 const LINE_END = "\\n\\r\\x{2028}\\x{2029}";
 
 /**
- * `pattern` in RE2's syntax with ECMA-262's meaning: `\uXXXX` and `\u{…}` become `\x{…}`; `\s`, `\S` and `.`
- * get ECMA-262's Unicode white space and line terminators; `[]` (nothing) and `[^]` (anything) are spelled
- * as RE2 can read them. Everything else is left for RE2 to read or refuse. Inside a class, `\S` keeps RE2's
- * ASCII reading (a class cannot hold a negated set): it differs only on Unicode white space.
+ * `pattern` (valid ECMA-262) in RE2's syntax with ECMA-262's meaning: `\uXXXX` (a surrogate pair as the one
+ * character it encodes), `\u{…}` and `\cX` become `\x{…}`, as does `[\b]` (backspace); `\s`, `\S` and `.` get
+ * ECMA-262's Unicode white space and line terminators; `[]` (nothing) and `[^]` (anything) are spelled as RE2
+ * can read them. Everything else is left for RE2 to read or refuse. Inside a class, `\S` keeps RE2's ASCII
+ * reading (a class cannot hold a negated set): it differs only on Unicode white space.
  */
 export function toRe2(pattern: string): string {
   let out = "";
@@ -24,10 +25,26 @@ export function toRe2(pattern: string): string {
     const c = pattern[i]!;
     if (c === "\\") {
       const next = pattern[i + 1] ?? "";
-      const hex = /^u(?:([0-9A-Fa-f]{4})|\{([0-9A-Fa-f]+)\})/.exec(pattern.slice(i + 1, i + 10));
+      const hex = /^u(?:([0-9A-Fa-f]{4})(?:\\u([0-9A-Fa-f]{4}))?|\{([0-9A-Fa-f]+)\})/.exec(pattern.slice(i + 1, i + 16));
+      const control = /^c[A-Za-z]/.test(pattern.slice(i + 1, i + 3));
       if (hex !== null) {
-        out += `\\x{${hex[1] ?? hex[2]}}`;
-        i += hex[0].length;
+        const [all, first, second, braced] = hex;
+        const high = first === undefined ? null : parseInt(first, 16);
+        const low = second === undefined ? null : parseInt(second, 16);
+        if (high !== null && low !== null && high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
+          // RE2 reads the reply as code points: a pair means the one character it encodes
+          out += `\\x{${(((high - 0xd800) << 10) + (low - 0xdc00) + 0x10000).toString(16)}}`;
+          i += all.length;
+        } else {
+          out += `\\x{${first ?? braced}}`;
+          i += first !== undefined ? 5 : all.length;
+        }
+      } else if (control) {
+        out += `\\x{${(pattern.charCodeAt(i + 2) % 32).toString(16)}}`;
+        i += 2;
+      } else if (next === "b" && inClass) {
+        out += "\\x{8}";
+        i++;
       } else if (next === "s") {
         out += inClass ? SPACE : `[${SPACE}]`;
         i++;
@@ -68,11 +85,21 @@ export function toRe2(pattern: string): string {
  * throws a message that names it. A pattern is searched for in the text, as JSON Schema says.
  */
 export function linearRegExp(pattern: string): { test: (s: string) => boolean; toString: () => string } {
+  try {
+    // JSON Schema's patterns are ECMA-262's: RE2's own syntax ((?i), \A, [[:alpha:]]) is not accepted either.
+    // Compiling runs nothing, so a pattern that would backtrack costs nothing here.
+    new RegExp(pattern, "u");
+  } catch (err) {
+    throw new Error(`pattern ${JSON.stringify(pattern)} is not a regular expression (${(err as Error).message})`, { cause: err });
+  }
   let re: RE2JS;
   try {
     re = RE2JS.compile(toRe2(pattern));
   } catch (err) {
-    throw new Error(`pattern ${JSON.stringify(pattern)} is not one RE2 runs (${(err as Error).message}): patterns run in time linear in the reply, without lookaround or backreferences`, { cause: err });
+    throw new Error(
+      `pattern ${JSON.stringify(pattern)} cannot be run in time linear in the reply (RE2: ${(err as Error).message}); RE2 has no lookaround, no backreferences, no repetition count over 1000, and names Unicode properties as \\p{L} or \\p{Greek}`,
+      { cause: err },
+    );
   }
   // ajv keeps one compiled pattern per toString(): the pattern's own text tells them apart
   return { test: (s) => re.matcher(s).find(), toString: () => pattern };

@@ -2,16 +2,33 @@
 // Loaded on the first typed call, so runs without `returns=` never pay for the library.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
+import { fullFormats } from "ajv-formats/dist/formats.js";
 import { pathText } from "../shapes.ts";
 import { linearRegExp } from "./re2-pattern.ts";
 
 /** Validation problems are listed up to this many; the first ones are what a re-ask needs. */
 const MAX_ERRORS = 20;
 
-// a schema's patterns run on RE2, in time linear in the reply (re2-pattern.ts)
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false, code: { regExp: linearRegExp } });
+// A schema's patterns run on RE2, in time linear in the reply (re2-pattern.ts). allowMatchingProperties: strict
+// mode would otherwise test each `properties` name against each `patternProperties` pattern with a JavaScript
+// RegExp, which backtracks as the reply's would have.
+const ajv = new Ajv2020({
+  allErrors: true,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  allowMatchingProperties: true,
+  logger: false,
+  code: { regExp: linearRegExp },
+});
 // (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
 formats.default(ajv);
+// ajv-formats' `url` expression takes time quadratic in a run of `:` (a 200,000-character reply: 21 s): it is
+// tried only on a string of at most MAX_URL characters, and a longer one is not a url
+const MAX_URL = 8192;
+const url = fullFormats.url as RegExp;
+ajv.addFormat("url", (s: string) => s.length <= MAX_URL && url.test(s));
 
 /** Compiled validators by schema text: a program's few schemas are compiled once per run. */
 const compiled = new Map<string, ValidateFunction>();

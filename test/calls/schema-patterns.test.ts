@@ -67,17 +67,46 @@ describe("schema patterns", () => {
       ["\\bfoo\\b", "é foo"],
       ["^\\w+$", "héllo"],
       ["^\\d+$", "١٢"],
+      ["^\\uD83D\\uDE00$", "😀"],
+      ["^[\\uD83D\\uDE00-\\uD83D\\uDE4F]$", "😃"],
+      ["^\\uD83D$", "\uD83D"],
+      ["^\\cJ$", "\n"],
+      ["^[\\b]$", "\b"],
     ];
     for (const [pattern, text] of pairs) expect([pattern, text, linearRegExp(pattern).test(text)]).toEqual([pattern, text, new RegExp(pattern, "u").test(text)]);
   });
 
-  it("refuse lookaround and backreferences when the schema is compiled, saying why", () => {
-    for (const pattern of ["(?=a)b", "(a)\\1"]) {
+  it("refuse lookaround, backreferences and long counts when the schema is compiled, saying why", () => {
+    for (const pattern of ["(?=a)b", "(a)\\1", "^.{1,5000}$"]) {
       const v = validatorFor({ type: "string", pattern });
       expect(typeof v).toBe("object");
-      expect((v as { problem: string }).problem).toContain(`pattern ${JSON.stringify(pattern)} is not one RE2 runs`);
-      expect((v as { problem: string }).problem).toContain("without lookaround or backreferences");
+      expect((v as { problem: string }).problem).toContain(`pattern ${JSON.stringify(pattern)} cannot be run in time linear in the reply (RE2: `);
+      expect((v as { problem: string }).problem).toContain("no lookaround, no backreferences, no repetition count over 1000");
     }
+  });
+
+  it("refuse RE2's own syntax, which is not ECMA-262's, wherever the pattern stands", () => {
+    for (const schema of [{ type: "string", pattern: "(?i)x" }, { type: "object", properties: { a: true }, patternProperties: { "(?i)^x": true } }]) {
+      const v = validatorFor(schema);
+      expect((v as { problem: string }).problem).toMatch(/^pattern "\(\?i\)\^?x" is not a regular expression \(Invalid regular expression: /);
+    }
+  });
+
+  it("compile a schema whose property names a backtracking patternProperties pattern would try for hours", () => {
+    const t0 = performance.now();
+    const v = validator({ type: "object", properties: { [EVIL]: { type: "number" } }, patternProperties: { "^(a+)+$": { type: "string" } } });
+    expect(v({ [EVIL]: 1, aaa: "x" })).toEqual([]);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it("check a url in bounded time: ajv-formats' expression is quadratic in a run of colons", () => {
+    const v = validator({ type: "string", format: "url" });
+    const t0 = performance.now();
+    expect(v("http://" + ":".repeat(200_000))).toEqual(['the reply: must match format "url"']);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(v("https://example.com/a?b=1")).toEqual([]);
+    expect(v("http://10.0.0.1/")).toHaveLength(1);
+    expect(v("https://example.com/" + "a".repeat(9000))).toHaveLength(1);
   });
 
   it("reject a hostile reply to a typed call instead of stalling the run", async () => {
