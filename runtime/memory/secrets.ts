@@ -49,6 +49,29 @@ async function silenceProfiler(): Promise<void> {
   top.secretLintProfiler.mark = () => {};
 }
 
+/**
+ * Reports one rule may make in one scan. secretlint's core removes duplicate reports by comparing each with
+ * every later one: 12,000 characters of `xoxb-a-a.` lines (a patch within the limits) made ~10,000 reports and
+ * a 6–9 s scan. A scan needs one report to refuse a patch or withhold a state.md cell, and a batch that finds
+ * anything is scanned again one text at a time (scanTexts).
+ */
+const MAX_REPORTS = 50;
+
+/** `rule` with its reports counted and those past MAX_REPORTS dropped (a new count for each scan: create runs per scan). */
+function capped<R extends { create: (context: never, options: never) => unknown }>(rule: R): R {
+  return {
+    ...rule,
+    create(context: { report: (descriptor: unknown) => void }, options: never) {
+      let left = MAX_REPORTS;
+      const counted = Object.create(context) as typeof context;
+      counted.report = (descriptor) => {
+        if (left-- > 0) context.report(descriptor);
+      };
+      return rule.create(counted as never, options);
+    },
+  };
+}
+
 function load() {
   loading ??= (async () => {
     await silenceProfiler();
@@ -57,7 +80,7 @@ function load() {
     const rules = preset.rules.filter((r) => r.meta.id !== FILTER_COMMENTS);
     // AWS documents its example keys with this ending (AKIAIOSFODNN7EXAMPLE, …/bPxRfiCYEXAMPLEKEY); the rule knows only one pair
     const options = (id: string) => (id === AWS ? { allows: ["/EXAMPLE(KEY)?$/"] } : {});
-    const config: SecretLintCoreConfig = { rules: rules.map((rule) => ({ id: rule.meta.id, rule: rule as never, options: options(rule.meta.id) })) };
+    const config: SecretLintCoreConfig = { rules: rules.map((rule) => ({ id: rule.meta.id, rule: capped(rule) as never, options: options(rule.meta.id) })) };
     return { lint: core.lintSource, config, ruleIds: rules.map((r) => r.meta.id) };
   })();
   return loading;

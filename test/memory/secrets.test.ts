@@ -87,6 +87,42 @@ describe("secret scanning", () => {
     expect(await scanSecrets("## Stable\n- W @Peter prefers short replies.\n- the API lives at https://api.example.org/v2\n", ["O(c=0.9) @Peter likes tables"])).toEqual([]);
   });
 
+  // a model's reply is untrusted: no patch within the limits may make one scan take long (spec/memory.md §8)
+  describe("in bounded time", () => {
+    const fill = (unit: string, n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    const timed = async (digest: string | undefined, retain: string[]) => {
+      const t0 = performance.now();
+      const found = await scanSecrets(digest, retain);
+      return { found, ms: performance.now() - t0 };
+    };
+
+    it("reads a private key's header lines without backtracking on a run of header words", async () => {
+      await scanSecrets("warm", []);
+      // every added word doubled the time of the former expression: 60 words would have run for days
+      const { found, ms } = await timed(undefined, [("-----BEGIN PRIVATE KEY-----\n" + "Version ".repeat(60)).slice(0, 500)]);
+      expect(found).toEqual([]);
+      expect(ms).toBeLessThan(1000);
+    });
+
+    it("finds a private key with header lines, on separate lines, JSON-escaped or pasted on one line, and not prose after an armour", async () => {
+      const body = "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u";
+      const pem = `-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n\n${body}\n-----END RSA PRIVATE KEY-----`;
+      for (const text of [pem.slice(0, pem.indexOf("-----END")), pem.replace(/\n/g, " ").slice(0, 200), JSON.stringify(pem).slice(1, 220)]) {
+        expect((await scanSecrets(undefined, [text])).map((f) => f.ruleId), text).toContain("vvm/private-key");
+      }
+      for (const text of [`-----BEGIN PRIVATE KEY----- (paste yours here) then later ${"A".repeat(50)}`, "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----"]) {
+        expect(await scanSecrets(undefined, [text]), text).toEqual([]);
+      }
+    });
+
+    it("stops counting one rule's reports in a scan: thousands of short tokens took secretlint's duplicate filter 6–9 s", async () => {
+      const { found, ms } = await timed("é" + fill("xoxb-a-a.\n", 11_999), Array.from({ length: 20 }, () => fill("xoxb-a-a.\n", 500)));
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.map((f) => f.ruleId)).toContain("@secretlint/secretlint-rule-slack");
+      expect(ms).toBeLessThan(2000);
+    });
+  });
+
   it("leaves no profiler marks behind (the profiler core uses is off)", async () => {
     performance.clearMarks();
     for (let i = 0; i < 5; i++) await scanSecrets(`text ${i}`, ["x"]);
