@@ -63,9 +63,12 @@ function capped<R extends { create: (context: never, options: never) => unknown 
     ...rule,
     create(context: { report: (descriptor: unknown) => void }, options: never) {
       let left = MAX_REPORTS;
-      const counted = Object.create(context) as typeof context;
-      counted.report = (descriptor) => {
-        if (left-- > 0) context.report(descriptor);
+      // a copy (the context is a plain object of closures): one whose prototype is the context made every lint ~4x slower
+      const counted = {
+        ...context,
+        report: (descriptor: unknown) => {
+          if (left-- > 0) context.report(descriptor);
+        },
       };
       return rule.create(counted as never, options);
     },
