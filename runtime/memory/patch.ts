@@ -1,6 +1,7 @@
 // The `vvm-memory` channel: find and strip fenced blocks, parse and check a patch, and split
 // digest.md into its front matter (per-memory settings) and the body that is injected.
 import { CORE_SCHEMA, load } from "js-yaml";
+import { Lexer } from "yaml";
 
 export const DEFAULT_DIGEST_LIMIT = 12_000;
 export const MAX_RETAIN_ITEMS = 20;
@@ -16,6 +17,13 @@ export interface Extracted {
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$/;
+
+/** Whether YAML text holds an alias (`*name`): a token of its own, so `"see *notes*"` and `a*b` hold none. */
+function hasAlias(yaml: string): boolean {
+  if (!yaml.includes("*")) return false;
+  for (const token of new Lexer().lex(yaml)) if (token.startsWith("*")) return true;
+  return false;
+}
 
 /**
  * Strip every fenced block whose info string is `vvm-memory` (CommonMark fences: ``` or ~~~, three
@@ -33,21 +41,27 @@ export function extractBlocks(text: string): Extracted {
   // right after a removed block, a blank line that would double the blank line before it is dropped;
   // nothing else in the reply changes
   let seam = false;
-  const isBlank = (l: string | undefined) => l !== undefined && l.trim() === "";
+  // whether the last line kept is blank, kept up to date rather than tested again at each seam: a reply of
+  // one long blank line and thousands of blocks trimmed that line once per block (780 KB: 5.4 s)
+  let lastBlank = true;
+  const keep = (line: string) => {
+    kept.push(line);
+    lastBlank = line.trim() === "";
+  };
   for (const line of lines) {
     const bare = line.replace(/\r?\n$/, "");
     if (seam) {
       seam = false;
-      if (isBlank(line) && (kept.length === 0 || isBlank(kept.at(-1)))) continue;
+      if (lastBlank && line.trim() === "") continue;
     }
     if (fence === null) {
       const m = FENCE.exec(bare);
       if (m && !(m[1][0] === "`" && m[2].includes("`"))) {
         fence = { ch: m[1][0], len: m[1].length, memory: m[2] === "vvm-memory", body: [] };
-        if (!fence.memory) kept.push(line);
+        if (!fence.memory) keep(line);
         continue;
       }
-      kept.push(line);
+      keep(line);
       continue;
     }
     const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(bare);
@@ -55,12 +69,12 @@ export function extractBlocks(text: string): Extracted {
       if (fence.memory) {
         blocks.push({ body: fence.body.join(""), closed: true });
         seam = true;
-      } else kept.push(line);
+      } else keep(line);
       fence = null;
       continue;
     }
     if (fence.memory) fence.body.push(line);
-    else kept.push(line);
+    else keep(line);
   }
   if (fence?.memory) blocks.push({ body: fence.body.join(""), closed: false });
   if (blocks.length === 0) return { visible: text, blocks };
@@ -104,7 +118,10 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     if (d.includes("\0")) return { ok: false, reason: `"digest" contains a NUL character` };
     // Judged exactly as digest.md is read (a BOM dropped first): a settings block is refused, while a
     // Markdown rule or a title between two rules is ordinary text the model may write back.
-    if (parseDigest(Buffer.from(d, "utf8")).prefix !== "") return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
+    const judged = parseDigest(Buffer.from(d, "utf8"));
+    if (judged.prefix !== "") return { ok: false, reason: `"digest" must not begin with front matter (settings in digest.md are edited by hand only)` };
+    // a block between two rules that YAML cannot read (or that holds an alias) would make digest.md unusable
+    if (judged.unusable?.startsWith("digest.md front matter")) return { ok: false, reason: `"digest" would leave digest.md unusable: ${judged.unusable}` };
     patch.digest = d;
   }
   if ("retain" in o) {
@@ -185,6 +202,12 @@ export function parseDigest(raw: Buffer | null): ParsedDigest {
   const fm = splitFrontMatter(text);
   let data: unknown = null;
   if (fm !== null) {
+    // Settings never need an alias, and js-yaml turns an alias used as a key into text each time it meets
+    // it: a 20 KB block of aliased keys took 15 s (a hostile repository's digest.md, or a model's patch)
+    if (hasAlias(fm.yaml)) {
+      out.unusable = "digest.md front matter uses a YAML alias (*name); settings never need one";
+      return out;
+    }
     try {
       // plain YAML 1.2 data (the core schema: no dates, no custom types); a block that is empty or only
       // comments loads as null, which counts as an empty mapping

@@ -29,7 +29,12 @@ export interface Meta {
 }
 
 /** meta.json's content, or null when it is not a valid one (it is derived: ignored and rebuilt). */
+/** Larger than any meta.json or lock file the runtime writes, by far. */
+export const MAX_META_BYTES = 64 * 1024;
+
 export function parseMeta(raw: Buffer): Meta | null {
+  // a larger one is not the runtime's, and parsing megabytes of nested brackets takes seconds
+  if (raw.length > MAX_META_BYTES) return null;
   try {
     const m = JSON.parse(raw.toString("utf8")) as Meta;
     // the numbers feed new sequence numbers and the writers' generation check: whole and finite, or ignored

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DIGEST_LIMIT, digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch } from "../../runtime/memory/patch.ts";
+import { parseMeta } from "../../runtime/memory/state.ts";
 
 const block = (body: string, fence = "```") => `${fence}vvm-memory\n${body}\n${fence}\n`;
 
@@ -85,6 +86,7 @@ describe("parsePatch", () => {
     [JSON.stringify({ digest: "---\nread_only: false\n---\nbody" }), /must not begin with front matter/],
     // a BOM is dropped when digest.md is read, so it would turn the digest into settings
     [JSON.stringify({ digest: "\ufeff---\nread_only: true\n---\nmine now" }), /must not begin with front matter/],
+    [JSON.stringify({ digest: "---\nkey: [unclosed\n---\nnotes" }), /would leave digest.md unusable: digest.md front matter is not valid YAML/],
     [JSON.stringify({ digest: "a\0b" }), /NUL/],
   ])("rejects %s", (body, reason) => {
     const r = ok(body);
@@ -186,5 +188,44 @@ describe("parseDigest", () => {
     expect(parseDigest(Buffer.alloc(MAX_DIGEST_FILE_BYTES + 1, 0x61)).unusable).toMatch(/over the 1048576-byte cap/);
     expect(parseDigest(buf("y".repeat(DEFAULT_DIGEST_LIMIT + 1))).unusable).toMatch(/over its limit of 12000/);
     expect(parseDigest(buf("---\ndigest_limit: 20000\n---\n" + "y".repeat(DEFAULT_DIGEST_LIMIT + 1))).unusable).toBeNull();
+  });
+});
+
+// a model's reply and a cloned repository's digest.md are untrusted: none of these may take long
+describe("in bounded time", () => {
+  const aliasBomb = (length: number, aliases: number, keys: number) =>
+    `---\na: &a "${"x".repeat(length)}"\nb: &b [${Array(aliases).fill("*a").join(",")}]\nc:\n${"  - ? *b\n    : 1\n".repeat(keys)}---\nbody\n`;
+
+  it("removes thousands of blocks after one long blank line in linear time", () => {
+    const reply = " ".repeat(400_000) + "\n" + "```vvm-memory\n{}\n```\n\n".repeat(20_000) + "done\n";
+    const t0 = performance.now();
+    const r = extractBlocks(reply);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect([r.blocks.length, r.visible]).toEqual([20_000, "done"]);
+  });
+
+  it("refuses front matter with YAML aliases (aliased keys took js-yaml seconds), and reads a quoted * as text", () => {
+    const t0 = performance.now();
+    expect(parseDigest(Buffer.from(aliasBomb(4000, 1000, 800))).unusable).toBe("digest.md front matter uses a YAML alias (*name); settings never need one");
+    expect(performance.now() - t0).toBeLessThan(2000);
+    const quoted = parseDigest(Buffer.from('---\nread_only: true\nnote: "see *notes* and a*b"\n---\nbody\n'));
+    expect([quoted.unusable, quoted.settings.readOnly]).toEqual([null, true]);
+  });
+
+  it("refuses a patch whose digest starts with aliased front matter without loading it", () => {
+    const t0 = performance.now();
+    const digest = aliasBomb(2000, 800, 350);
+    expect(digest.length).toBeLessThan(DEFAULT_DIGEST_LIMIT);
+    const r = parsePatch(JSON.stringify({ digest }), true, DEFAULT_DIGEST_LIMIT);
+    expect(r).toEqual({ ok: false, reason: '"digest" would leave digest.md unusable: digest.md front matter uses a YAML alias (*name); settings never need one' });
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
+  it("does not parse a meta.json larger than the runtime ever writes", () => {
+    const nested = "[".repeat(1_000_000) + "]".repeat(1_000_000);
+    const t0 = performance.now();
+    expect(parseMeta(Buffer.from(nested))).toBeNull();
+    expect(performance.now() - t0).toBeLessThan(100);
+    expect(parseMeta(Buffer.from(JSON.stringify({ generation: 1, last_seq: 2, digest_sha256: "x" })))?.last_seq).toBe(2);
   });
 });
