@@ -9,7 +9,7 @@ import type { MemoryLocation } from "./keys.ts";
 import { ENTRY_KINDS, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type LedgerEntry } from "./ledger.ts";
 import { DEFAULT_STALE_MS, judgeLock } from "./lock.ts";
 import { MAX_DIGEST_FILE_BYTES } from "./patch.ts";
-import { digestState, MAX_META_BYTES, parseMeta, readDigestFile, type Meta } from "./state.ts";
+import { digestState, KEEP_REPLACED_MS, MAX_META_BYTES, parseMeta, readDigestFile, REPLACED, type Meta } from "./state.ts";
 
 /** One thing found. A `problem` is wrong; anything else is a note worth knowing. */
 export interface Finding {
@@ -32,9 +32,6 @@ export interface Examination {
 
 /** Files the runtime keeps in a memory directory. */
 const MEMORY_FILES = ["digest.md", "ledger.jsonl", "meta.json", "recall.jsonl", "lock"];
-const REPLACED = /^digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev$/;
-/** A replaced digest.md is kept this long after its last change (session.ts). */
-const KEEP_REPLACED_MS = 5000;
 
 const problem = (code: string, message: string, fix: string | null): Finding => ({ code, problem: true, message, fix });
 const note = (code: string, message: string, fix: string | null = null): Finding => ({ code, problem: false, message, fix });

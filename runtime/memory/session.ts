@@ -13,13 +13,11 @@ import type { HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
 import { memoryContext } from "./prompt.ts";
 import { scanSecrets, type Finding } from "./secrets.ts";
-import { digestState, EMPTY_HASH, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, REPLACED, type Meta } from "./state.ts";
+import { digestState, EMPTY_HASH, KEEP_REPLACED_MS, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, REPLACED, type Meta } from "./state.ts";
 
 const SCHEMA_VERSION = 1;
 
 const replacedName = (hash: string) => `digest.md.${hash.slice(0, 16)}.${randomBytes(4).toString("hex")}.prev`;
-/** How long a replaced file is kept after its last change (settleReplaced). */
-const KEEP_REPLACED_MS = 5000;
 /** The most replaced files kept at once: a burst of commits must not make every call read hundreds. */
 const MAX_REPLACED = 4;
 

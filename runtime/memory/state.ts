@@ -28,10 +28,10 @@ export interface Meta {
   last_seq: number;
 }
 
-/** meta.json's content, or null when it is not a valid one (it is derived: ignored and rebuilt). */
 /** Larger than any meta.json or lock file the runtime writes, by far. */
 export const MAX_META_BYTES = 64 * 1024;
 
+/** meta.json's content, or null when it is not a valid one (it is derived: ignored and rebuilt). */
 export function parseMeta(raw: Buffer): Meta | null {
   // a larger one is not the runtime's, and parsing megabytes of nested brackets takes seconds
   if (raw.length > MAX_META_BYTES) return null;
@@ -94,6 +94,8 @@ export async function readDigestFile(fs: MemoryFs, file: string, keep = false): 
  * the name and keeps the save (session.ts settleReplaced).
  */
 export const REPLACED = /^digest\.md\.([0-9a-f]{16})\.[0-9a-f]{8}\.prev$/;
+/** How long a replaced file is kept after its last change (session.ts settleReplaced, doctor's note). */
+export const KEEP_REPLACED_MS = 5000;
 
 /** Whether one of the store's replaced-digest names in `dir` is the file with inode `ino`. */
 async function hasReplacedName(fs: MemoryFs, dir: string, ino: number): Promise<boolean> {
