@@ -1,7 +1,6 @@
 // The `vvm-memory` channel: find and strip fenced blocks, parse and check a patch, and split
 // digest.md into its front matter (per-memory settings) and the body that is injected.
 import { CORE_SCHEMA, load } from "js-yaml";
-import { Lexer } from "yaml";
 
 export const DEFAULT_DIGEST_LIMIT = 12_000;
 export const MAX_RETAIN_ITEMS = 20;
@@ -18,11 +17,16 @@ export interface Extracted {
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$/;
 
-/** Whether YAML text holds an alias (`*name`): a token of its own, so `"see *notes*"` and `a*b` hold none. */
+/**
+ * Whether YAML text may hold an alias (`*name` where a node starts): outside quoted scalars and comments, a
+ * `*` first on a line or after `- `, `? `, `: `, `[`, `{` or `,`. So `"see *notes*"`, `a*b` and `see *this*`
+ * hold none; a plain scalar with `, *x` in it is read as holding one (quote it). Not yaml's lexer: loading
+ * that library cost the first memory call of a run 10–15 ms.
+ */
 function hasAlias(yaml: string): boolean {
   if (!yaml.includes("*")) return false;
-  for (const token of new Lexer().lex(yaml)) if (token.startsWith("*")) return true;
-  return false;
+  const bare = yaml.replace(/"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|(?:^|[ \t])#[^\n]*/gm, "");
+  return /(?:^|[[{,]|[-?:][ \t])[ \t]*\*[^\s,[\]{}]/m.test(bare);
 }
 
 /**

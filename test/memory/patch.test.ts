@@ -208,8 +208,9 @@ describe("in bounded time", () => {
     const t0 = performance.now();
     expect(parseDigest(Buffer.from(aliasBomb(4000, 1000, 800))).unusable).toBe("digest.md front matter uses a YAML alias (*name); settings never need one");
     expect(performance.now() - t0).toBeLessThan(2000);
-    const quoted = parseDigest(Buffer.from('---\nread_only: true\nnote: "see *notes* and a*b"\n---\nbody\n'));
+    const quoted = parseDigest(Buffer.from('---\nread_only: true\nnote: "see *notes* and a*b"\nplain: see *this*\nsaid: \'it\'\'s *x\' # or *y\n---\nbody\n'));
     expect([quoted.unusable, quoted.settings.readOnly]).toEqual([null, true]);
+    for (const yaml of ["b: *a", "- *a", "x: [1, *a]", "x: {k: *a}", "? *a\n: 1"]) expect(parseDigest(Buffer.from(`---\na: &a 1\n${yaml}\n---\nbody\n`)).unusable, yaml).toMatch(/uses a YAML alias/);
   });
 
   it("refuses a patch whose digest starts with aliased front matter without loading it", () => {
