@@ -1,6 +1,5 @@
 // Helpers shared by the bench scripts.
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import os from "node:os";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Accounting } from "../runtime/calls/accounting.ts";
@@ -15,21 +14,21 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  * on ext4 without a journal (the machine these were measured on) the kernel passes over every inode freed
  * in the last 5-10 minutes when it makes a file, so a bench's clean-up of thousands of files would slow
  * every file a later bench makes (a file costs 30-60 µs to make on a quiet disk there, 150-450 µs after).
+ * run.ts makes the folder and names it to each bench's process.
  */
 let scratch: string | null = null;
 
-/** A new directory for one bench's files (removed by removeScratch). */
+export function useScratchRoot(dir: string): void {
+  scratch = dir;
+}
+
+/** A new directory for one bench's files, inside the folder run.ts named. */
 export function scratchDir(name: string): string {
-  scratch ??= mkdtempSync(path.join(os.tmpdir(), "vvm-bench-"));
+  if (scratch === null) throw new Error("no scratch folder: run benches through bench/run.ts");
   return mkdtempSync(path.join(scratch, `${name}-`));
 }
 
-export function removeScratch(): void {
-  if (scratch !== null) rmSync(scratch, { recursive: true, force: true });
-  scratch = null;
-}
-
-/** What making a small file costs on this disk right now (median µs of 200, kept until removeScratch): context for benches that make files. */
+/** What making a small file costs on this disk right now (median µs of 200, kept until run.ts removes the scratch folder): context for benches that make files. */
 export function fileCreateMicros(): number {
   const dir = path.join(scratchDir("probe"), "files");
   mkdirSync(dir);
