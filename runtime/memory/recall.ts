@@ -101,6 +101,14 @@ function terms(text: string, limit = Infinity): string[] {
 }
 const WORD_BREAK = /[^\p{L}\p{N}_]+/u;
 
+/** minisearch's index, asked how many facts hold a term (BM25 reads the same count from it). */
+class TermIndex extends MiniSearch<Doc> {
+  /** Facts indexed with `term`; a forgotten fact still counts until it is vacuumed (autoVacuum is off), which only makes a word look a little more common. */
+  factsWith(term: string): number {
+    return this._index.get(term)?.get(this._fieldIds.text)?.size ?? 0;
+  }
+}
+
 /**
  * A search over a growing list of facts (ids are positions in `facts`, oldest first). A query keeps
  * only its words that few facts share: a word in most facts says little about any of them (BM25 gives
@@ -114,14 +122,12 @@ export class FactSearch {
   private readonly weights: number[] = [];
   /** how many facts have a weight other than 1 (none: ranking skips the weights) */
   private weighted = 0;
-  /** in how many indexed facts each term occurs */
-  private readonly df = new Map<string, number>();
   /**
-   * Facts [0, indexed) are in the search index, `df` and `weights`. The rest are indexed on the first
+   * Facts [0, indexed) are in the search index and `weights`. The rest are indexed on the first
    * search: a call whose recall needs no search (recency, an empty query, `vvm memory show`) never pays for it.
    */
   private indexed = 0;
-  private readonly index = new MiniSearch<Doc>({
+  private readonly index = new TermIndex({
     fields: ["text"],
     tokenize: (text) => text.split(WORD_BREAK),
     processTerm: term,
@@ -156,11 +162,6 @@ export class FactSearch {
       // a fact not indexed yet is simply never indexed
       if (k >= this.indexed) return;
       this.index.discard(k);
-      for (const t of terms(body(f))) {
-        const left = (this.df.get(t) ?? 1) - 1;
-        if (left > 0) this.df.set(t, left);
-        else this.df.delete(t);
-      }
     });
     return n;
   }
@@ -177,9 +178,7 @@ export class FactSearch {
       this.weights.push(w);
       if (w !== 1) this.weighted++;
       if (this.removed.has(k)) continue;
-      const text = body(this.facts[k]);
-      for (const t of terms(text)) this.df.set(t, (this.df.get(t) ?? 0) + 1);
-      docs.push({ id: k, text });
+      docs.push({ id: k, text: body(this.facts[k]) });
     }
     this.indexed = this.facts.length;
     this.index.addAll(docs);
@@ -192,10 +191,11 @@ export class FactSearch {
     this.catchUp();
     const entities = new Set([...text.matchAll(ENTITY)].map((e) => e[1].toLowerCase()));
     const common = Math.max(MIN_COMMON, this.size * COMMON_SHARE);
-    const all = terms(text, MAX_QUERY_TERMS).filter((t) => (this.df.get(t) ?? 0) > 0);
-    let kept = all.filter((t) => this.df.get(t)! <= common);
+    const df = new Map(terms(text, MAX_QUERY_TERMS).map((t) => [t, this.index.factsWith(t)]));
+    const all = [...df.keys()].filter((t) => df.get(t)! > 0);
+    let kept = all.filter((t) => df.get(t)! <= common);
     // only common words: the rarest of them still rank something
-    if (kept.length === 0) kept = all.sort((a, b) => this.df.get(a)! - this.df.get(b)!).slice(0, 2);
+    if (kept.length === 0) kept = all.sort((a, b) => df.get(a)! - df.get(b)!).slice(0, 2);
     if (kept.length === 0) return [];
     const results = this.index.search(kept.join(" "), {
       // an `@Entity` the call names is the strongest sign that a fact is about it

@@ -73,6 +73,19 @@ describe("recall", () => {
     expect(searchOver([...same].reverse()).search("green tea")).toEqual([2, 1, 0, 3]);
   });
 
+  it("leaves out of a query the words most facts hold, unless the query has nothing else", () => {
+    // "deploy" is in all 301 facts (more than MIN_COMMON and 5% of them); "renewal" in one
+    const all = [...Array.from({ length: 300 }, (_, k) => `B routine note ${k} about the deploy`), "W @Acme renewal signed before the deploy"];
+    expect(searchOver(all).search("deploy renewal")).toEqual([300]);
+    // only common words: the rarest still ranks something
+    expect(searchOver(all).search("the deploy").length).toBeGreaterThan(0);
+    // a forgotten fact is never a hit, whatever its words
+    const s = searchOver(all);
+    s.search("renewal");
+    s.remove([{ seq: 301, index: 0 }]);
+    expect(s.search("deploy renewal")).not.toContain(300);
+  });
+
   it("boosts @Entity mentions over the same word in passing", () => {
     const all = history({ 20: "B a vendor named stripe was mentioned during lunch", 21: "W @Stripe webhooks retry for three days" });
     const r = recall(searchOver(all), "@Stripe", 100, "relevant", 0);
