@@ -1,6 +1,14 @@
 // A YAML file a person writes by hand (a `--script` file, a `vvm test` file), read with the position of
 // every node, so that a syntax error and every later complaint name `file:line:col`.
-import { isScalar, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair } from "yaml";
+import { isCollection, isScalar, LineCounter, parseDocument, visit, type Document, type Node as YamlNode, type Pair } from "yaml";
+
+/**
+ * Lists and mappings nested deeper than this are refused with their place. The yaml package's own
+ * recursion gives out near 800 levels (Node's default stack), and a value read from the file is walked
+ * recursively again later; a file written by hand never comes near.
+ */
+const MAX_DEPTH = 500;
+const tooDeep = `lists and mappings nested deeper than ${MAX_DEPTH} levels are not supported`;
 
 export class YamlSource {
   private constructor(
@@ -24,15 +32,22 @@ export class YamlSource {
       return `${shown}:${line}:${col}`;
     };
     const e = doc.errors[0] ?? doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
+    // the package's recursion ran out of stack (its message names a JavaScript RangeError)
+    if (e?.code === "RESOURCE_EXHAUSTION") return { at: place(e.pos[0]), message: tooDeep };
     if (e !== undefined) return { at: place(e.pos[0]), message: e.message.split("\n")[0]! };
-    let alias: { at: string; message: string } | null = null;
+    let refused: { at: string; message: string } | null = null;
     visit(doc, {
       Alias(_, node) {
-        alias = { at: place(node.range?.[0] ?? 0), message: `an alias (*${node.source}) is not supported here: write the value out` };
+        refused = { at: place(node.range?.[0] ?? 0), message: `an alias (*${node.source}) is not supported here: write the value out` };
+        return visit.BREAK;
+      },
+      Collection(_, node, path) {
+        if (path.filter(isCollection).length < MAX_DEPTH) return;
+        refused = { at: place(node.range?.[0] ?? 0), message: tooDeep };
         return visit.BREAK;
       },
     });
-    return alias ?? new YamlSource(doc, lc, shown);
+    return refused ?? new YamlSource(doc, lc, shown);
   }
 
   /** `file:line:col` of a node (of a pair: its key), or the file alone when it has no place. */

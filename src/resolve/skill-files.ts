@@ -92,12 +92,15 @@ async function parseSkillFile(text: string): Promise<{ description: string; inst
   // (`default`, the CommonJS module itself: in the bundle that is all its chunk exports; Node gives it too)
   const { parseDocument } = (await import("yaml")).default;
   const doc = parseDocument(m[1], { uniqueKeys: true });
-  if (doc.errors.length > 0) return { problem: `its front matter is not valid YAML (${doc.errors[0].message.split("\n")[0]})` };
+  // nesting that runs the package's recursion out of stack is reported as such, not as a JavaScript RangeError
+  const tooDeep = { problem: "its front matter nests lists or mappings too deeply to be read" };
+  if (doc.errors.length > 0) return doc.errors[0].code === "RESOURCE_EXHAUSTION" ? tooDeep : { problem: `its front matter is not valid YAML (${doc.errors[0].message.split("\n")[0]})` };
   // (a bounded alias count: a "billion laughs" front matter must not expand without end)
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
+    if (err instanceof RangeError) return tooDeep;
     return { problem: `its front matter cannot be read (${err instanceof Error ? err.message.split("\n")[0] : String(err)})` };
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) return { problem: "its front matter is not a mapping of name, description" };

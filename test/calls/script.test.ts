@@ -50,6 +50,16 @@ describe("validation", () => {
     });
   }
 
+  it("nesting deeper than 500 levels is refused at its place, also where the yaml package's own recursion gives out", () => {
+    const nested = (depth: number) => `- { kind: agent, tool_use: [{ name: x, input: { a: ${"[".repeat(depth)}${"]".repeat(depth)} } }] }`;
+    // four collections hold the first bracket: 495 brackets make 500 levels
+    expect(parseScript(nested(495), "s.yaml")).toHaveLength(1);
+    expect(invalid(nested(496))).toBe("s.yaml:1:547: not valid YAML or JSON: lists and mappings nested deeper than 500 levels are not supported");
+    const yamlLimit = invalid(nested(5000));
+    expect(yamlLimit).toMatch(/^s\.yaml:1:\d+: not valid YAML or JSON: lists and mappings nested deeper than 500 levels are not supported$/);
+    expect(invalid(`rules:\n${Array.from({ length: 600 }, (_, i) => `${"  ".repeat(i)}- `).join("\n")}`)).toContain("nested deeper than 500 levels");
+  });
+
   it("accepts JSON and the bare-list form", () => {
     const rules = parseScript('{"rules": [{"kind": "choose", "label": "b"}, {"verdict": "uncertain"}]}', "s.json");
     expect(rules.map((r) => [...r.kinds])).toEqual([["choose"], ["predicate", "case", "require"]]);

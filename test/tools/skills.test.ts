@@ -98,7 +98,7 @@ describe("skills", () => {
     expect(standin.requests).toHaveLength(0);
   });
 
-  it("a SKILL.md that is a link, too large, without front matter, description or instructions, or with bad YAML is not loaded", async () => {
+  it("a SKILL.md that is a link, too large, without front matter, description or instructions, or with bad or too deeply nested YAML is not loaded", async () => {
     const dir = await project({
       "outside.md": skillMd("x", "elsewhere"),
       "s/big/SKILL.md": skillMd("big", "x".repeat(300 * 1024)),
@@ -107,8 +107,9 @@ describe("skills", () => {
       "s/noinst/SKILL.md": "---\nname: noinst\ndescription: d\n---\n\n",
       "s/yaml/SKILL.md": "---\ndescription: [unclosed\n---\nDo it.\n",
       "s/js/SKILL.md": "---js\n{ description: (() => { throw new Error('ran') })() }\n---\nDo it.\n",
+      "s/deep/SKILL.md": `---\ndescription: d\nx: ${"[".repeat(5000)}${"]".repeat(5000)}\n---\nDo it.\n`,
       "s/link/README.md": "",
-      "main.vvm": ["big", "plain", "nodesc", "noinst", "yaml", "js", "link"].map((k) => `import "${k}" from "./s/${k}"`).join("\n") + "\n",
+      "main.vvm": ["big", "plain", "nodesc", "noinst", "yaml", "js", "deep", "link"].map((k) => `import "${k}" from "./s/${k}"`).join("\n") + "\n",
     });
     await symlink(path.join(dir, "outside.md"), path.join(dir, "s/link/SKILL.md"));
     const result = await checkProgram(path.join(dir, "main.vvm"));
@@ -120,8 +121,9 @@ describe("skills", () => {
       noinst: "<dir>/s/noinst/SKILL.md: it has no instructions after its front matter",
       yaml: expect.stringMatching(/^<dir>\/s\/yaml\/SKILL\.md: its front matter is not valid YAML/),
       js: "<dir>/s/js/SKILL.md: it does not start with YAML front matter between --- lines (name, description)",
+      deep: "<dir>/s/deep/SKILL.md: its front matter nests lists or mappings too deeply to be read",
       link: "<dir>/s/link/SKILL.md is a symbolic link",
     });
-    expect(result.diagnostics.map((d) => d.code)).toEqual(Array(7).fill("W025"));
+    expect(result.diagnostics.map((d) => d.code)).toEqual(Array(8).fill("W025"));
   });
 });
