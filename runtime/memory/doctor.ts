@@ -169,6 +169,9 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
   return { loc, findings: found, entries: ledger.last?.seq ?? 0, ledgerBytes: ledger.size };
 }
 
+/** Skipped ledger lines a report names one by one. */
+const MAX_NAMED_LINES = 10;
+
 /** Every line of the ledger, oldest first: unreadable, out-of-sequence and over-long lines, a torn tail, seq gaps, breaks in the hash chain, kinds of a later release. */
 async function readLedger(fs: MemoryFs, file: string, regular: boolean, found: Finding[]): Promise<{ readable: boolean; size: number; last: LedgerEntry | null }> {
   if (!regular) return { readable: false, size: 0, last: null };
@@ -178,22 +181,27 @@ async function readLedger(fs: MemoryFs, file: string, regular: boolean, found: F
   let last: LedgerEntry | null = null;
   let chained: LedgerEntry | null = null;
   const reported = { chain: 0, gaps: 0, kinds: new Set<string>() };
+  // the first lines that are skipped are named one by one, the rest counted (a damaged ledger can hold hundreds of thousands)
+  let skipped = 0;
+  const skip = (message: string) => {
+    if (skipped++ < MAX_NAMED_LINES) found.push(problem("ledger-line", message, null));
+  };
   try {
     const lines = new ForwardLines(h, MAX_ENTRY_BYTES);
     for await (const batch of lines) {
       for (const { start, length, bytes } of batch) {
         if (bytes === null) {
-          found.push(problem("ledger-line", `ledger.jsonl: the line at byte ${start} is ${length} bytes, longer than any entry; it is skipped`, null));
+          skip(`ledger.jsonl: the line at byte ${start} is ${length} bytes, longer than any entry; it is skipped`);
           continue;
         }
         const e = parseEntry(bytes);
         if (e === null) {
-          found.push(problem("ledger-line", `ledger.jsonl: the line at byte ${start} is not a ledger entry; it is kept and skipped (remove or mend it by hand)`, null));
+          skip(`ledger.jsonl: the line at byte ${start} is not a ledger entry; it is kept and skipped (remove or mend it by hand)`);
           continue;
         }
         const prev = last;
         if (!check.accept(e)) {
-          found.push(problem("ledger-line", `ledger.jsonl: the entry at byte ${start} (seq ${e.seq}) is out of sequence after entry ${prev?.seq ?? "?"}; it is kept and skipped`, null));
+          skip(`ledger.jsonl: the entry at byte ${start} (seq ${e.seq}) is out of sequence after entry ${prev?.seq ?? "?"}; it is kept and skipped`);
           continue;
         }
         if (prev !== null && e.seq !== prev.seq + 1 && reported.gaps++ < 10) found.push(note("seq-gap", `ledger.jsonl: entries ${prev.seq + 1}–${e.seq - 1} are missing (lines deleted by hand?)`));
@@ -211,6 +219,7 @@ async function readLedger(fs: MemoryFs, file: string, regular: boolean, found: F
         last = e;
       }
     }
+    if (skipped > MAX_NAMED_LINES) found.push(problem("ledger-line", `ledger.jsonl: ${skipped - MAX_NAMED_LINES} more lines are skipped as above (${skipped} in all)`, null));
     if (lines.tornBytes > 0) found.push(problem("torn-tail", `ledger.jsonl ends with ${lines.tornBytes} bytes of an incomplete line (an interrupted write)`, "replace them with a repair entry, as the next continue call would"));
     return { readable: true, size: h.size, last };
   } finally {

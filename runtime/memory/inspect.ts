@@ -6,7 +6,7 @@ import { sleep } from "../abort.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
-import { scanTail, type LedgerEntry } from "./ledger.ts";
+import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
 import { readHolder, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
 import type { Recalled } from "./recall.ts";
@@ -135,7 +135,7 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
     const scan = await scanTail(fs, files.ledger, MAX_SCAN_BYTES);
     Object.assign(ledger, { size: scan.size, tornBytes: scan.tornBytes, last: scan.last });
     if (scan.tornBytes > 0) warnings.push(`ledger.jsonl ends with ${scan.tornBytes} bytes of an incomplete line (an interrupted write); the next continue call repairs it`);
-    for (const off of [...scan.badLines].sort((a, b) => a - b)) warnings.push(`ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; calls skip it`);
+    if (scan.badLines.length > 0) warnings.push(`ledger.jsonl has ${describeBadLines(scan.badLines)}; calls skip ${scan.badLines.length === 1 ? "it" : "them"}`);
   } catch (err) {
     ledger.problem = `ledger.jsonl cannot be read (${errCode(err)})`;
     warnings.push(`${ledger.problem}; every continue call on this memory fails until it is fixed by hand`);

@@ -8,7 +8,7 @@ import path from "node:path";
 import type { MemoryMode, MemoryReport, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs, type ReadHandle } from "./fsio.ts";
 import { currentRealDir, sha256, type MemoryLocation } from "./keys.ts";
-import { ForwardLines, LEDGER_VERSION, MAX_ENTRY_BYTES, MAX_SEQ, scanTail, serializeEntry, wholeTail, type FactRef, type LedgerEntry, type Provenance, type TailCache, type ToolProvenance } from "./ledger.ts";
+import { describeBadLines, ForwardLines, LEDGER_VERSION, MAX_ENTRY_BYTES, MAX_SEQ, scanTail, serializeEntry, wholeTail, type FactRef, type LedgerEntry, type Provenance, type TailCache, type ToolProvenance } from "./ledger.ts";
 import type { HeldLock } from "./lock.ts";
 import { digestFile, extractBlocks, MAX_DIGEST_FILE_BYTES, parseDigest, parsePatch, type ParsedDigest, type Patch } from "./patch.ts";
 import { memoryContext } from "./prompt.ts";
@@ -168,8 +168,11 @@ export class Session implements MemorySession {
         this.warn(`repaired ledger.jsonl: added the missing line break after entry ${whole.seq}`);
       }
     }
-    for (const off of scan.badLines) {
-      this.shared.warnOnce(this.loc, `bad@${off}`, `ledger.jsonl has an unreadable or out-of-sequence line at byte ${off}; it is kept as is and skipped`);
+    if (scan.badLines.length > 0) {
+      const n = scan.badLines.length;
+      // once per store while the newest stays the newest (the scan lists them newest first): the scan's window
+      // moves on as the ledger grows, so the oldest and the count change without any new damage
+      this.shared.warnOnce(this.loc, `bad@${scan.badLines[0]}`, `ledger.jsonl has ${describeBadLines(scan.badLines)}; ${n === 1 ? "it is" : "they are"} kept as is and skipped`);
     }
     const { parsed, hash } = this;
     if (parsed.unusable) this.shared.warnOnce(this.loc, `unusable:${hash}`, `${parsed.unusable}; the digest is not injected and cannot be replaced by a patch until it is fixed by hand`);

@@ -245,7 +245,7 @@ describe("scanTail with a cache", () => {
       const again = await scanTail(nodeFs, file, 1024 * 1024, caches);
       expect(again).toEqual(first);
       expect(parsed).toBe(0);
-      await appendFile(file, patchLine(501, ["fact 501"]) + "not json\n");
+      await appendFile(file, patchLine(501, ["fact 501"]) + "{not json}\n");
       const grown = await scanTail(nodeFs, file, 1024 * 1024, caches);
       expect(parsed).toBe(2);
       expect(grown.last?.seq).toBe(501);

@@ -437,6 +437,19 @@ describe("vvm memory doctor", () => {
     expect(json).toMatchObject({ scope: "project", healthy: true, memories: [{ key: KEY, entries: 3, healthy: true, findings: [] }] });
   });
 
+  it("a ledger with thousands of lines that are not entries: show gives one warning, doctor names ten and counts the rest", async () => {
+    const dir = await builtProject();
+    const file = path.join(memDir(dir, KEY), "ledger.jsonl");
+    const at = (await readFile(file)).length;
+    await appendFile(file, "not an entry\n".repeat(5000));
+    const show = await memory(dir, "show", KEY);
+    expect(show.stdout.match(/unreadable or out-of-sequence/g)).toHaveLength(1);
+    expect(show.stdout).toContain(`ledger.jsonl has 5000 unreadable or out-of-sequence lines, at bytes ${at}, ${at + 13}, ${at + 26}, ${at + 39}, ${at + 52}, …; calls skip them`);
+    const doctor = await memory(dir, "doctor", KEY);
+    expect(doctor.stdout.match(/is not a ledger entry/g)).toHaveLength(10);
+    expect(doctor.stdout).toContain("  problem: ledger.jsonl: 4990 more lines are skipped as above (5000 in all)\n");
+  });
+
   it("reports a damaged memory; --fix repairs what can be repaired under the lock and records it; the rest is left to a person", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);

@@ -395,6 +395,20 @@ describe("ledger recovery", () => {
     await s.release();
   });
 
+  it("a ledger damaged in thousands of places is one warning, naming the count and the first places", async () => {
+    const { store, warnings } = makeStore(dir);
+    await call(store, "k", patchReply({ retain: ["first"] }));
+    const file = path.join(memDir(dir, "k"), "ledger.jsonl");
+    const before = (await stat(file)).size;
+    // garbage, a line that only looks like an object, and one indented entry that is still read
+    await appendFile(file, "x\n".repeat(20_000) + "{not json}\n" + `  ${patchLine(2, ["indented"]).trimEnd()}  \n`);
+    await call(store, "k", patchReply({ retain: ["third"] }));
+    await call(store, "k", patchReply({ retain: ["fourth"] }));
+    const damaged = warnings.filter((w) => w.includes("ledger.jsonl has"));
+    expect(damaged).toEqual([expect.stringContaining(`ledger.jsonl has 20001 unreadable or out-of-sequence lines, at bytes ${before}, ${before + 2}, ${before + 4}, ${before + 6}, ${before + 8}, …; they are kept as is and skipped`)]);
+    expect((await ledger(dir, "k")).entries.flatMap((e) => e.retain)).toEqual(["first", "indented", "third", "fourth"]);
+  });
+
   it("sees a ledger appended to, truncated or rewritten by hand between calls of one store", async () => {
     const { store } = makeStore(dir);
     await call(store, "k", patchReply({ retain: ["first"] }));
