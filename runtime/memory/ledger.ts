@@ -148,14 +148,13 @@ function looksLikeObject(line: Buffer): boolean {
 }
 
 /**
- * The unreadable or out-of-sequence lines at `offsets`, for a warning: one message however many there
- * are (a damaged ledger can hold hundreds of thousands), naming the first few.
+ * The unreadable or out-of-sequence lines at `offsets` (newest first, as a scan lists them), for a warning:
+ * one message however many there are (a damaged ledger can hold hundreds of thousands), naming the first few.
  */
 export function describeBadLines(offsets: readonly number[]): string {
   if (offsets.length === 1) return `an unreadable or out-of-sequence line at byte ${offsets[0]}`;
-  const sorted = [...offsets].sort((a, b) => a - b);
-  const shown = sorted.slice(0, 5).join(", ");
-  return `${offsets.length} unreadable or out-of-sequence lines, at bytes ${sorted.length > 5 ? `${shown}, …` : shown}`;
+  const shown = offsets.slice(-5).reverse().join(", ");
+  return `${offsets.length} unreadable or out-of-sequence lines, at bytes ${offsets.length > 5 ? `${shown}, …` : shown}`;
 }
 
 /** Deeper than any entry this runtime writes (its deepest value is a provenance field inside the entry). */
