@@ -42,7 +42,8 @@ export class YamlSource {
         return visit.BREAK;
       },
       Collection(_, node, path) {
-        if (path.filter(isCollection).length < MAX_DEPTH) return;
+        // (the path also holds the document and pairs: a short one needs no count)
+        if (path.length < MAX_DEPTH || path.filter(isCollection).length < MAX_DEPTH) return;
         refused = { at: place(node.range?.[0] ?? 0), message: tooDeep };
         return visit.BREAK;
       },
