@@ -6,7 +6,7 @@ import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { assertProjectRootReal, BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
 import type { TailCache, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
@@ -140,7 +140,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       if (mode === "continue") preloadSecretRules();
       let realDir: string | null;
       try {
-        // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists
+        // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists (and a
+        // project's root before anything is made through it)
+        assertProjectRootReal(loc);
         if (mode === "continue") await fs.mkdirp(loc.dir);
         else if ((await fs.size(loc.dir)) === null) {
           // dry_run on a memory that does not exist yet: nothing to read, nothing to lock

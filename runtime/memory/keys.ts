@@ -2,7 +2,7 @@
 // case-insensitive file systems), never yields `.`/`..`/separators/NUL/reserved device names,
 // and stays far below the 255-byte name limit. See spec/memory.md §"Key encoding".
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { MEMORY_SCOPES } from "../memory-port.ts";
 import type { Value } from "../values.ts";
@@ -162,10 +162,28 @@ function assertInside(root: string, target: string): void {
 }
 
 /**
+ * A project's `.vvm` and `.vvm/memory` must be real directories where they exist: a cloned repository
+ * ships them, and a link there would hand the project the user's own memories (`~/.vvm`) or any other
+ * directory. (A user or path root is the user's, or the program's, choice and may be a link.) Checked
+ * before anything is created under the root, since `mkdir -p` goes through links. Throws BindingError.
+ */
+export function assertProjectRootReal(loc: MemoryLocation): void {
+  if (loc.scope !== "project") return;
+  for (const p of [path.dirname(loc.root), loc.root]) {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (st === undefined) return;
+    if (!st.isDirectory()) {
+      throw new BindingError(`${p} is ${st.isSymbolicLink() ? "a symbolic link" : "not a directory"}: a project's memories must be in a real directory (a cloned repository could point it at your own memories)`);
+    }
+  }
+}
+
+/**
  * The directory's real path, which must be a direct child of the root's real path (no symlink escapes);
  * null when it does not exist.
  */
 export async function verifyContainment(loc: MemoryLocation): Promise<string | null> {
+  assertProjectRootReal(loc);
   const realRoot = realPath(loc.root);
   const realDir = realRoot === null ? null : realPath(loc.dir);
   // nothing there yet: nothing to escape through

@@ -7,8 +7,10 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
+import type { MemorySession } from "../../runtime/memory-port.ts";
 import { extractBlocks } from "../../runtime/memory/patch.ts";
 import { runCli } from "../support/cli.ts";
+import { errorOf } from "../support/errors.ts";
 import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir, plainFacts } from "./helpers.ts";
 
 let dir: string;
@@ -112,6 +114,31 @@ describe("a cloned repository's memory directory", () => {
     // the digests the commits replaced keep a second name for a few seconds
     expect(names.filter((n) => n.endsWith(".prev")).every((n) => /^digest\.md\.[0-9a-f]{16}\.[0-9a-f]{8}\.prev$/.test(n))).toBe(true);
     expect(names.filter((n) => !n.endsWith(".prev")).sort()).toEqual(["digest.md", "digest.md.bak", "ledger.jsonl", "meta.json", "notes.txt", "recall.jsonl"]);
+  });
+
+  it("cannot point the project's .vvm or .vvm/memory at the user's own memories: refused, nothing read, nothing made there", async () => {
+    const { store } = makeStore(dir);
+    const home = path.join(dir, "home");
+    // the user's own memory, made as any user-scope call makes it
+    const mine = (await store.open(binding("prefs", "user"), prov(), new AbortController().signal)) as MemorySession;
+    await mine.complete(patchReply({ digest: "## Prefs\n- my own note\n" }));
+    const userRoot = path.join(home, ".vvm", "memory");
+    const before = await readdir(userRoot);
+    for (const [link, target] of [[".vvm", path.join(home, ".vvm")], [path.join(".vvm", "memory"), userRoot]] as const) {
+      rmSync(path.join(dir, ".vvm"), { recursive: true, force: true });
+      if (link !== ".vvm") await mkdir(path.join(dir, ".vvm"));
+      symlinkSync(target, path.join(dir, link));
+      for (const [key, mode] of [["prefs", "continue"], ["prefs", "dry_run"], ["new-key", "continue"]] as const) {
+        const out = await store.open(binding(key), prov(mode), new AbortController().signal);
+        expect(errorOf(out as never), `${link} ${key} ${mode}`).toMatchObject({ kind: "rejected" });
+        expect(errorOf(out as never)!.message).toContain(`${path.join(dir, link)} is a symbolic link: a project's memories must be in a real directory`);
+      }
+      const shown = await runCli(["memory", "show", "prefs"], { cwd: dir, env: { HOME: home } });
+      expect(shown.code, shown.stdout).not.toBe(0);
+      expect(shown.stdout + shown.stderr).not.toContain("my own note");
+    }
+    expect(await readdir(userRoot)).toEqual(before);
+    expect(await readFile(path.join(userRoot, "k-prefs", "digest.md"), "utf8")).toBe("## Prefs\n- my own note\n");
   });
 
   it("refuses to commit when the directory is swapped for a link during the call", async () => {
