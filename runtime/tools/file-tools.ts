@@ -5,7 +5,9 @@ import { closeSync, constants, fstatSync, openSync, read, readSync, promises as 
 import path from "node:path";
 import picomatch from "picomatch";
 import { cutText } from "../text.ts";
+import { GLOB_OPTIONS } from "./globs.ts";
 import { searchFiles } from "./search.ts";
+import { segmentGlob } from "./segment-glob.ts";
 import { ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
 export const LIMITS = {
@@ -219,36 +221,39 @@ export async function editFileTool(sb: Sandbox, args: { path: string; old: strin
 }
 
 /**
- * A pattern matches through a regular expression in which each `*` of a name is a lazy loop. One `*` in a
- * path segment matches it one way; each further one multiplies the ways by the name's length, and the
- * segments' ways multiply too, since a failure later in the path tries every way again: five `*` in one
- * name, or two in each of five names, took from seconds to hours on the thread that runs everything else
- * (no timeout or Ctrl-C could end it). A pattern a model sends may have one segment with two `*`, the
- * others one at most (`**` alone is a segment of its own and does not count).
+ * A pattern is matched one path segment at a time (segment-glob.ts), each segment through a regular
+ * expression in which each `*` is a lazy loop. One `*` matches a name one way; each further one multiplies
+ * the ways by the name's length: five `*` in one name took seconds to hours on the thread that runs
+ * everything else (no timeout or Ctrl-C could end it). A pattern a model sends may have one segment with
+ * two `*`, the others one at most (`**` alone is a segment of its own and does not count), at most
+ * MAX_PATTERN_SEGMENTS segments, and no `{…}` group holding a `/`. Resolves to the pattern's matcher.
  */
-function patternCost(glob: string, pattern: string): void {
+function compilePattern(glob: string, pattern: string): (rel: string) => boolean {
+  const refuse = (why: string) => new ToolFailed(`the pattern ${JSON.stringify(pattern)} ${why} (list a folder and narrow it down instead)`, "bad_input");
   let extra = 0;
   for (const segment of glob.split("/")) if (segment !== "**") extra += Math.max(0, segment.split("*").length - 2);
-  if (extra > 1) {
-    throw new ToolFailed(
-      `the pattern ${JSON.stringify(pattern)} has too many '*': one path segment may hold two, the others one each (list a folder and narrow it down instead)`,
-      "bad_input",
-    );
+  if (extra > 1) throw refuse("has too many '*': one path segment may hold two, the others one each");
+  try {
+    // (extended globs, whose `*(a|aa)` forms backtrack within a name, are plain text)
+    return segmentGlob(glob, { ...GLOB_OPTIONS, noextglob: true });
+  } catch (err) {
+    if (err instanceof RangeError) throw refuse(`has ${err.message}`);
+    throw err;
   }
 }
 
 /** Where a list or search starts, and the wildcard part matched below it (null: the pattern names one file). */
-async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: ResolvedPath; glob: string | null }> {
+async function walkStart(sb: Sandbox, pattern: string): Promise<{ start: ResolvedPath; glob: ((rel: string) => boolean) | null }> {
   sb.lexical(pattern, "pattern"); // `..` anywhere, NUL, empty: refused before anything is looked at
   const scan = picomatch.scan(pattern);
   if (scan.isGlob) {
-    patternCost(scan.glob, pattern);
-    return { start: await sb.forWalk(scan.base === "" ? "." : scan.base), glob: scan.glob };
+    const glob = compilePattern(scan.glob, pattern);
+    return { start: await sb.forWalk(scan.base === "" ? "." : scan.base), glob };
   }
   const plain = pattern.replace(/\\(.)/g, "$1");
   const st = await fs.stat(sb.lexical(plain, "pattern")).catch(() => null);
   // a directory named without wildcards lists what is directly in it
-  if (st?.isDirectory()) return { start: await sb.forWalk(plain), glob: "*" };
+  if (st?.isDirectory()) return { start: await sb.forWalk(plain), glob: compilePattern("*", pattern) };
   const file = await sb.forRead(plain);
   if (!st) throw new ToolFailed(`${file.shown} does not exist`, "not_found");
   return { start: file, glob: null };

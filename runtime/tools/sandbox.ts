@@ -3,8 +3,7 @@
 // followed, and only then checked against the globs (spec/agent-calls.md §8).
 import { promises as fs, type Dirent } from "node:fs";
 import path from "node:path";
-import picomatch from "picomatch";
-import { GLOB_OPTIONS, GlobSet, realish, relativeUnder } from "./globs.ts";
+import { GlobSet, realish, relativeUnder } from "./globs.ts";
 import type { ToolPermission } from "./permissions.ts";
 
 /** A refusal the model is told about (so it can carry on); `permission` names what was missing. */
@@ -136,13 +135,11 @@ export class Sandbox {
   }
 
   /**
-   * Files under `start` (an allowed walk root) whose path relative to it matches `pattern` and whose real
+   * Files under `start` (an allowed walk root) whose path relative to it `match`es and whose real
    * location a read glob allows. Linked directories are not entered (no loops, no leaving the globs
    * through a link); a linked file is listed when its target is readable. Sorted, depth first.
    */
-  async walk(start: ResolvedPath, pattern: string | null, limits: WalkLimits, signal: AbortSignal): Promise<WalkResult> {
-    // (a model's pattern: no extended globs, whose `*(a|aa)` forms backtrack as a regular expression would)
-    const match = pattern === null ? null : picomatch(pattern, { ...GLOB_OPTIONS, noextglob: true });
+  async walk(start: ResolvedPath, match: ((rel: string) => boolean) | null, limits: WalkLimits, signal: AbortSignal): Promise<WalkResult> {
     const out: WalkResult = { files: [], truncated: false, visitedAll: true };
     let visited = 0;
     // the real directory and the path the model knows it by

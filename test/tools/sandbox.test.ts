@@ -408,6 +408,22 @@ describe("awkward files", () => {
     expect(await ok(box, "list_files", { pattern: "docs/+(guide|x).md" })).toBe('no readable files match "docs/+(guide|x).md"');
   });
 
+  it("many '**' in a pattern cost one match per pattern segment and path segment: a deep tree answers at once", async () => {
+    const { dir } = await fixture();
+    // the model can make such a tree itself with write_file; picomatch's whole-path expression took minutes on it
+    const deep = path.join(dir, "docs", ...Array(60).fill("a"));
+    await mkdir(deep, { recursive: true });
+    await writeFile(path.join(deep, "f.txt"), "x\n");
+    const box = await tools(dir, { read: ["docs/**"] });
+    const t0 = performance.now();
+    expect(await ok(box, "list_files", { pattern: `docs/${"**/a/".repeat(10)}z` })).toBe(`no readable files match "docs/${"**/a/".repeat(10)}z"`);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(await ok(box, "list_files", { pattern: `docs/${"**/a/".repeat(10)}**/f.txt` })).toBe(`docs/${"a/".repeat(60)}f.txt`);
+    expect(await ok(box, "list_files", { pattern: "docs/{a,b}/**/*.txt" })).toBe(`docs/${"a/".repeat(60)}f.txt`);
+    expect((await refused(box, "list_files", { pattern: "docs/{a/b,c}/*.txt" })).message).toBe(`the pattern "docs/{a/b,c}/*.txt" has a {…} group holding a '/' (list a folder and narrow it down instead)`);
+    expect((await refused(box, "list_files", { pattern: `docs/${"*/".repeat(40)}x` })).message).toMatch(/has more than 32 path segments/);
+  });
+
   it("listing and search stop at their caps and say so", async () => {
     const { dir } = await fixture();
     await mkdir(path.join(dir, "docs", "many"));
