@@ -1,14 +1,14 @@
 // The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
 // checked against its schema and a Sandbox that decides where they may point; each returns the text the
 // model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
-import { closeSync, constants, fstatSync, openSync, read, readSync, promises as fs } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, read, readlinkSync, readSync, promises as fs, unlinkSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { cutText } from "../text.ts";
 import { GLOB_OPTIONS } from "./globs.ts";
 import { searchFiles } from "./search.ts";
 import { segmentGlob } from "./segment-glob.ts";
-import { ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
+import { movedWhileOpened, openedAt, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
 export const LIMITS = {
   /** lines read_file returns at most (its default `limit`) */
@@ -42,7 +42,7 @@ export interface ToolOutput {
 }
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export async function readFileTool(sb: Sandbox, args: { path: string; offset?: number; limit?: number }, signal: AbortSignal): Promise<ToolOutput> {
   const target = await sb.forRead(args.path);
@@ -59,6 +59,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     throw openFailure(target, err);
   }
   try {
+    if (!openedAt(fd, target.real)) throw movedWhileOpened(target, "read");
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new ToolFailed(`${target.shown} is a directory; list_files lists what is in it`, "not_a_file");
     if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
@@ -196,6 +197,10 @@ export async function editFileTool(sb: Sandbox, args: { path: string; old: strin
     if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new ToolFailed(`${target.shown} does not exist; write_file creates files`, "not_found");
     throw openFailure(target, err);
   }
+  if (!openedAt(fh.fd, target.real)) {
+    await fh.close();
+    throw movedWhileOpened(target, "read");
+  }
   let text: string;
   try {
     const st = await fh.stat();
@@ -291,21 +296,38 @@ function openFailure(target: ResolvedPath, err: unknown): Error {
 
 /**
  * Write a whole file without ever following a link: O_NOFOLLOW on the last step (a link there fails with
- * ELOOP), and a file with other hard links is refused (writing it would change a file elsewhere).
- * Missing parent directories are created. Returns whether the file is new.
+ * ELOOP), the opened file checked to be the one the permission check resolved (openedAt) before a byte is
+ * written, and a file with other hard links refused (writing it would change a file elsewhere). An existing
+ * file is opened without O_CREAT and a new one made with O_EXCL, so a file the open made where a swapped
+ * path led is known to be ours, and removed again. Missing parent directories are created. Returns
+ * whether the file is new.
  */
 async function writeNoFollow(target: ResolvedPath, content: string): Promise<boolean> {
-  const existed = await fs.lstat(target.real).then(
-    () => true,
-    () => false,
-  );
   try {
     await fs.mkdir(path.dirname(target.real), { recursive: true });
   } catch (err) {
     throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
   }
-  const fh = await openNoFollow(target, WRITE_FLAGS);
+  let created = false;
+  let fh: Awaited<ReturnType<typeof openNoFollow>> | null = null;
+  // (made by someone else between the two opens: opened as an existing file on the next round)
+  for (let round = 0; fh === null; round++) {
+    fh = await openNoFollow(target, WRITE_FLAGS).catch((err: unknown) => {
+      if (err instanceof ToolFailed && err.reason === "not_found") return null;
+      throw err;
+    });
+    if (fh !== null) break;
+    fh = await fs.open(target.real, WRITE_FLAGS | constants.O_CREAT | constants.O_EXCL).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST" && round < 3) return null;
+      throw openFailure(target, err);
+    });
+    created = fh !== null;
+  }
   try {
+    if (!openedAt(fh.fd, target.real)) {
+      if (created) removeMade(fh.fd);
+      throw movedWhileOpened(target, "write");
+    }
     const st = await fh.stat();
     if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
     if (st.nlink > 1) {
@@ -316,7 +338,17 @@ async function writeNoFollow(target: ResolvedPath, content: string): Promise<boo
   } finally {
     await fh.close();
   }
-  return !existed;
+  return created;
+}
+
+/** Unlink the file this process just made at `fd` (Linux names where it is; elsewhere it stays, empty). */
+function removeMade(fd: number): void {
+  try {
+    const named = readlinkSync(`/proc/self/fd/${fd}`);
+    if (lstatSync(named).ino === fstatSync(fd).ino) unlinkSync(named);
+  } catch {
+    // nowhere to be named, or gone already
+  }
 }
 
 function binary(target: ResolvedPath, size: number): ToolFailed {

@@ -1,7 +1,7 @@
 // Where a tool's path argument really points, and whether the agent's permissions allow it there.
 // A path from a model is untrusted input: it is resolved against the program's directory, every link
 // followed, and only then checked against the globs (spec/agent-calls.md §8).
-import { promises as fs, type Dirent } from "node:fs";
+import { fstatSync, lstatSync, promises as fs, readlinkSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { GlobSet, realish, relativeUnder } from "./globs.ts";
 import type { ToolPermission } from "./permissions.ts";
@@ -39,6 +39,30 @@ export interface ResolvedPath {
 }
 
 const MAX_PATH_CHARS = 4096;
+
+/**
+ * Whether the file open at `fd` is the one at `real`. The permission check resolved the path, and the open
+ * refuses a link only at its last step: a folder on the way that was swapped for a link in between (by any
+ * process that can change the project tree) would hand over a file elsewhere. Linux names the file an
+ * open descriptor is on (/proc/self/fd); elsewhere its inode is compared with what `real` names now.
+ */
+export function openedAt(fd: number, real: string): boolean {
+  let named: string | null = null;
+  try {
+    named = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // no /proc: the inode check below
+  }
+  if (named !== null) return named === real;
+  const st = fstatSync(fd);
+  const now = lstatSync(real, { throwIfNoEntry: false });
+  return now !== undefined && now.ino === st.ino && now.dev === st.dev;
+}
+
+/** The refusal when openedAt says no. */
+export function movedWhileOpened(target: ResolvedPath, permission: ToolPermission): ToolDenied {
+  return new ToolDenied(`permission denied: ${target.shown} changed while it was being opened (a folder on its path was replaced, by a link?); nothing was ${permission === "read" ? "read" : "written"}`, permission);
+}
 
 export class Sandbox {
   constructor(

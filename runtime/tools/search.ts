@@ -39,12 +39,21 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 const matches = [];
 let truncated = false, skippedLarge = 0, skippedBinary = 0;
 const flags = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
+// sandbox.ts openedAt, which this script cannot import: the file open is the one the walk resolved, not one
+// a folder swapped for a link since then leads to
+function openedAt(fd, real, st) {
+  let named = null;
+  try { named = fs.readlinkSync("/proc/self/fd/" + fd); } catch {}
+  if (named !== null) return named === real;
+  const now = fs.lstatSync(real, { throwIfNoEntry: false });
+  return now !== undefined && now.ino === st.ino && now.dev === st.dev;
+}
 outer: for (const f of files) {
   let fd;
   try { fd = fs.openSync(f.real, flags); } catch { continue; }
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) continue;
+    if (!st.isFile() || !openedAt(fd, f.real, st)) continue;
     if (st.size > maxFileBytes) { skippedLarge++; continue; }
     const buf = Buffer.alloc(st.size);
     let n = 0;

@@ -1,12 +1,15 @@
 // The file tools against hostile paths and awkward files: `..`, absolute paths, links in and out, glob
 // tricks, writes to links and hard links, huge, binary and special files. A tool request is untrusted input.
 import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, openSync, realpathSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import { link, mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../runtime/provider.ts";
-import { LIMITS } from "../../runtime/tools/file-tools.ts";
 import { NO_PERMISSIONS, type Permissions } from "../../runtime/tools/permissions.ts";
+import { editFileTool, LIMITS, readFileTool, writeFileTool } from "../../runtime/tools/file-tools.ts";
+import { GlobSet } from "../../runtime/tools/globs.ts";
+import { openedAt, Sandbox } from "../../runtime/tools/sandbox.ts";
 import { Toolbox, TURN_LIMITS, type ToolEvent } from "../../runtime/tools/toolbox.ts";
 import { useTempDir } from "../support/fixtures.ts";
 
@@ -50,6 +53,64 @@ const refused = async (box: Toolbox, name: string, input: unknown) => {
   if (!result.isError) throw new Error(`expected ${name} ${JSON.stringify(input)} to be refused, got: ${result.content}`);
   return { message: result.content, event };
 };
+
+describe("a folder swapped for a link while a tool opens a file", () => {
+  it("openedAt tells the file an open descriptor is on from the one a path names", async () => {
+    const { dir, outside } = await fixture();
+    const inside = path.join(dir, "docs", "guide.md");
+    const fd = openSync(path.join(outside, "private.txt"), "r");
+    try {
+      expect(openedAt(fd, path.join(outside, "private.txt"))).toBe(true);
+      expect(openedAt(fd, inside)).toBe(false);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("a folder on the path swapped for a link right after the check: nothing is read from or written outside", async () => {
+    const { dir, outside } = await fixture();
+    await mkdir(path.join(dir, "out", "sub"));
+    await writeFile(path.join(dir, "out", "sub", "s.txt"), "inside\n");
+    await writeFile(path.join(outside, "s.txt"), "TOP SECRET\n");
+    const sub = path.join(dir, "out", "sub");
+    // the swap lands between the permission check and the open, as another process's would
+    const swap = () => {
+      renameSync(sub, `${sub}.aside`);
+      symlinkSync(outside, sub);
+    };
+    const unswap = () => {
+      unlinkSync(sub);
+      renameSync(`${sub}.aside`, sub);
+    };
+    class Racing extends Sandbox {
+      override async forRead(p: string) {
+        const r = await super.forRead(p);
+        swap();
+        return r;
+      }
+      override async forWrite(p: string) {
+        const r = await super.forWrite(p);
+        swap();
+        return r;
+      }
+    }
+    const sb = new Racing(realpathSync(dir), await GlobSet.compile(["out/**"], realpathSync(dir)), await GlobSet.compile(["out/**"], realpathSync(dir)));
+    const signal = new AbortController().signal;
+    const attempts: [string, () => Promise<unknown>][] = [
+      ["read_file", () => readFileTool(sb, { path: "out/sub/s.txt" }, signal)],
+      ["write_file (new)", () => writeFileTool(sb, { path: "out/sub/report.md", content: "x\n" })],
+      ["write_file (existing)", () => writeFileTool(sb, { path: "out/sub/s.txt", content: "x\n" })],
+      ["edit_file", () => editFileTool(sb, { path: "out/sub/s.txt", old: "TOP", new: "x" })],
+    ];
+    for (const [what, attempt] of attempts) {
+      await expect(attempt(), what).rejects.toThrow(/changed while it was being opened \(a folder on its path was replaced, by a link\?\); nothing was (read|written)/);
+      unswap();
+    }
+    expect(await readFile(path.join(outside, "s.txt"), "utf8")).toBe("TOP SECRET\n");
+    expect(existsSync(path.join(outside, "report.md"))).toBe(false);
+    expect(await readFile(path.join(sub, "s.txt"), "utf8")).toBe("inside\n");
+  });
+});
 
 describe("paths", () => {
   it('refuse ".." anywhere, even when the target would be allowed', async () => {
