@@ -31,6 +31,15 @@ export type Completion = 0 | 1 | 2 | 3;
  */
 export const RECURSION_LIMIT = 1000;
 
+/** The longest string and list a value can be: V8's limits on 64-bit Node (a list is a FixedArray; measured). */
+export const MAX_STRING_LENGTH = 2 ** 29 - 24;
+export const MAX_LIST_LENGTH = 2 ** 27 - 3;
+/** What a value too large is told, after what would have been made. */
+export const TOO_LONG = {
+  string: `a string holds at most ${MAX_STRING_LENGTH.toLocaleString("en")} characters`,
+  list: `a list holds at most ${MAX_LIST_LENGTH.toLocaleString("en")} items`,
+};
+
 /** Turn what a `try` caught into a VVM raise, or null when it must keep propagating (interrupts, internal bugs). */
 export function asRaise(err: unknown, site: Site | null): VvmRaise | null {
   if (err instanceof VvmRaise) return err;
@@ -39,7 +48,7 @@ export function asRaise(err: unknown, site: Site | null): VvmRaise | null {
       // Node's own stack overflow (or an impossible array size): a program error, not a crash.
       const msg = err.message.includes("call stack")
         ? `recursion too deep: the JavaScript stack ran out (before the limit of ${RECURSION_LIMIT} nested calls, which calls through map, filter, reduce or deeply nested expressions can use up sooner)`
-        : `value too large: ${err.message}`;
+        : `value too large: ${/string length/i.test(err.message) ? TOO_LONG.string : /array length/i.test(err.message) ? TOO_LONG.list : err.message}`;
       return thrown(msg, site);
     } catch {
       // Too close to the stack's end to build even the error value: a caller further up, with room, will.

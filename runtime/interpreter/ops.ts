@@ -11,6 +11,7 @@ import {
   type VObject,
 } from "../values.ts";
 import { deriveAgent } from "./agents.ts";
+import { MAX_LIST_LENGTH, MAX_STRING_LENGTH, TOO_LONG } from "./frame.ts";
 
 export function binaryOp(op: BinaryOp, a: Value, b: Value, site: Site): Value {
   switch (op) {
@@ -37,8 +38,15 @@ export function binaryOp(op: BinaryOp, a: Value, b: Value, site: Site): Value {
 
 export function add(a: Value, b: Value, site: Site): Value {
   if (typeof a === "number" && typeof b === "number") return checkFinite(a + b, site);
-  if (typeof a === "string" && typeof b === "string") return a + b;
-  if (Array.isArray(a) && Array.isArray(b)) return a.concat(b);
+  if (typeof a === "string" && typeof b === "string") {
+    // at the operator, in the program's words: V8 would say "Invalid string length" wherever it is caught
+    if (a.length + b.length > MAX_STRING_LENGTH) throw thrown(`value too large: '+' would make a string of ${(a.length + b.length).toLocaleString("en")} characters; ${TOO_LONG.string}`, site);
+    return a + b;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length + b.length > MAX_LIST_LENGTH) throw thrown(`value too large: '+' would make a list of ${(a.length + b.length).toLocaleString("en")} items; ${TOO_LONG.list}`, site);
+    return a.concat(b);
+  }
   throw thrown(`'+' needs two numbers, two strings or two lists, got ${typeName(a)} and ${typeName(b)}`, site);
 }
 

@@ -3,6 +3,10 @@ import { describe, expect, it } from "vitest";
 import { closeSync, openSync } from "node:fs";
 import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { programFile } from "../support/program.ts";
+import { asRaise } from "../../runtime/interpreter/frame.ts";
+import { add } from "../../runtime/interpreter/ops.ts";
+import type { Value } from "../../runtime/values.ts";
+import { errorOf } from "../support/errors.ts";
 
 describe("writing the exports", () => {
   const big = () => programFile("xs = range(200000)\nexport xs\n");
@@ -29,6 +33,16 @@ describe("writing the exports", () => {
 });
 
 describe("robustness", () => {
+  it("a list longer than a value can hold is refused at '+'; V8's own length errors are said in the program's words", () => {
+    const site = { path: "p.vvm", span: { line: 3, col: 7, endLine: 3, endCol: 12 } };
+    const half: Value[] = [];
+    half.length = 2 ** 26; // a holey list: its length without its memory
+    expect(() => add(half, half, site)).toThrow("value too large: '+' would make a list of 134,217,728 items; a list holds at most 134,217,725 items");
+    expect(errorOf(asRaise(new RangeError("Invalid array length"), site)?.value)?.message).toBe("value too large: a list holds at most 134,217,725 items");
+    expect(errorOf(asRaise(new RangeError("Invalid string length"), site)?.value)?.message).toBe("value too large: a string holds at most 536,870,888 characters");
+  });
+
+
   it("turns a JS stack overflow inside deeply nested expressions into a catchable thrown error", async () => {
     const file = programFile(`def step(n):
   return [[[[{ a: [[[1 + deep(n - 1)]]] }]]]]
@@ -120,10 +134,10 @@ export x
     expect(deep.stderr).not.toMatch(/internal| {4}at /);
   });
 
-  it("a string or list too large, made by a module-level statement, is raised at that statement", async () => {
+  it("a string too large, made by a module-level statement, is raised at its '+'", async () => {
     const r = await runCli(["run", programFile(`s = "a"\nfor i in range(40):\n  s = s + s\nexport s\n`)]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/uncaught error at .*:2:1:\n[\s\S]*"message": "value too large: Invalid string length"/);
+    expect(r.stderr).toMatch(/uncaught error at .*:3:7:\n[\s\S]*"message": "value too large: '\+' would make a string of 536,870,912 characters; a string holds at most 536,870,888 characters"/);
   });
 
   it("--narrate previews a deep value without changing the run's result", async () => {
