@@ -1,22 +1,42 @@
-// Files a person writes for one run (a script of replies, a price table): read whole, but only when they
-// are regular files of a sensible size. A device or a pipe named by mistake (/dev/zero) would otherwise be
-// read until memory runs out.
+// Files a person writes for one run (a script of replies, a test file, a price table): read whole, but only
+// when they are regular files of a sensible size holding UTF-8 text. A device or a pipe named by mistake
+// (/dev/zero) would otherwise be read until memory runs out, and bytes that are not UTF-8 would become
+// U+FFFD without a word.
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 
-/** The file is there but is not one to read: the message says why. */
+/** The file is missing or not one to read: the message says why (`code`: the system's, when it said). */
 export class FileRefused extends Error {
   override name = "FileRefused";
+  constructor(
+    message: string,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
 }
 
-/** The file's text; FileRefused when it is not a regular file or holds more than `maxBytes`. */
+const OPEN_FAILURES: Record<string, string> = { ENOENT: "no such file", ENOTDIR: "no such file", EACCES: "permission denied", EPERM: "permission denied", ELOOP: "a loop of symbolic links" };
+
+/** The file's text, a byte-order mark dropped; FileRefused when it cannot be opened, is not a regular file, holds more than `maxBytes` or is not UTF-8. */
 export function readTextFile(file: string, maxBytes: number): string {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? null;
+    throw new FileRefused(OPEN_FAILURES[code ?? ""] ?? `cannot be opened (${code ?? (err as Error).message})`, code);
+  }
   try {
     const st = fstatSync(fd);
+    if (st.isDirectory()) throw new FileRefused("a directory, not a file");
     if (!st.isFile()) throw new FileRefused("not a regular file");
     if (st.size > maxBytes) throw new FileRefused(`larger than ${maxBytes / 2 ** 20} MiB`);
-    return readFileSync(fd, "utf8");
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(fd));
+    } catch {
+      throw new FileRefused("not UTF-8 text");
+    }
   } finally {
     closeSync(fd);
   }

@@ -1,9 +1,9 @@
 // A `NAME.test.yaml` file (spec/testing.md): the program, its inputs, scripted replies and expectations of
 // each test, read strictly. Every mistake is a TestFileError `file:line:col: where: what`, never a stack.
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { isMap, isScalar, isSeq, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
-import { parseScript, ruleRegex, ScriptError } from "../../runtime/providers/script.ts";
+import { MAX_SCRIPT_BYTES, parseScript, ruleRegex, ScriptError } from "../../runtime/providers/script.ts";
+import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { scalarKey, YamlSource } from "../../runtime/providers/yaml-source.ts";
 import { ENTRY_KINDS } from "../../runtime/memory/ledger.ts";
 import type { MemoryScope } from "../../runtime/memory/keys.ts";
@@ -74,8 +74,9 @@ const KIND = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export async function loadTestFile(file: string, shown: string): Promise<TestFile> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
+    if (err instanceof FileRefused) throw new TestFileError(`${shown}: ${err.message}`);
     throw new TestFileError(`${shown}: cannot read the test file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   return parseTestFile(text, file, shown);

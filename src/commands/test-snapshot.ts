@@ -1,9 +1,10 @@
 // Golden snapshots (`vvm test --update`): `NAME.test.snap.yaml` beside `NAME.test.yaml` holds, per test
 // name, the exports and every project and user memory its run left (digest, ledger kinds, retained facts).
 // When a test has an entry, each run is compared with it (spec/testing.md).
-import { readFile } from "node:fs/promises";
 import { isMap, stringify } from "yaml";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
+import { MAX_SCRIPT_BYTES } from "../../runtime/providers/script.ts";
+import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { diff } from "./test-expect.ts";
 import { parseYaml, TestFileError, type Json } from "./test-file.ts";
 import type { MemoryState } from "./test-memory.ts";
@@ -31,9 +32,10 @@ export function snapshotOf(exports: Snapshot["exports"], memories: MemoryState[]
 export async function readSnapshots(file: string, shown: string): Promise<Map<string, Snapshot>> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+    if (err instanceof FileRefused && err.code === "ENOENT") return new Map();
+    if (err instanceof FileRefused) throw new TestFileError(`${shown}: ${err.message} (run vvm test --update to write it again)`);
     throw new TestFileError(`${shown}: cannot read the snapshot file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   const { doc } = parseYaml(text, shown, " (run vvm test --update to write it again)");

@@ -30,6 +30,11 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
       io.stderr.write(`vvm: ${p}: no such file or folder\n`);
       return EXIT.usage;
     }
+    if (!isDir && abs.endsWith(".vvm")) {
+      // a program named where its tests belong: its test file is beside it
+      io.stderr.write(`vvm: ${p}: a program, not a test file; its tests would be in ${p.replace(/\.vvm$/, ".test.yaml")} (spec/testing.md)\n`);
+      return EXIT.usage;
+    }
     if (!isDir) files.push(abs);
     else {
       const found = await findTestFiles(abs);

@@ -66,8 +66,9 @@ describe("validation", () => {
     expect(parseScript("- reply: x\n- kind: judge\n  verdict: true\n", "s.yaml")).toHaveLength(2);
   });
 
-  it("a missing file says so; a device or a file over 16 MiB is refused without being read", async () => {
-    await expect(loadScript("/nonexistent/x.yaml", "x.yaml")).rejects.toThrow("x.yaml: cannot read the script file (ENOENT)");
+  it("a missing file says so; a device, a directory, a file over 16 MiB or one that is not UTF-8 is refused without being used", async () => {
+    await expect(loadScript("/nonexistent/x.yaml", "x.yaml")).rejects.toThrow("x.yaml: no such file");
+    await expect(loadScript(os.tmpdir(), "tmp")).rejects.toThrow("tmp: a directory, not a file");
     await expect(loadScript("/dev/zero", "/dev/zero")).rejects.toThrow("/dev/zero: not a regular file");
     const dir = await mkdtemp(path.join(os.tmpdir(), "vvm-script-"));
     try {
@@ -75,6 +76,12 @@ describe("validation", () => {
       await writeFile(big, "");
       await truncate(big, MAX_SCRIPT_BYTES + 1);
       await expect(loadScript(big, "big.yaml")).rejects.toThrow("big.yaml: larger than 16 MiB");
+      const latin1 = path.join(dir, "latin1.yaml");
+      await writeFile(latin1, Buffer.from('- { reply: "caf\xe9" }\n', "latin1"));
+      await expect(loadScript(latin1, "latin1.yaml")).rejects.toThrow("latin1.yaml: not UTF-8 text");
+      const bom = path.join(dir, "bom.yaml");
+      await writeFile(bom, "\uFEFF- { reply: café }\n");
+      expect((await loadScript(bom, "bom.yaml"))[0].answer).toEqual({ type: "reply", text: "café" });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

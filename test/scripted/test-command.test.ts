@@ -252,6 +252,19 @@ describe("vvm test", () => {
     });
   });
 
+  it("a test file that is not UTF-8 is refused rather than read with replacement characters; a program named instead of its tests says so", async () => {
+    const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": Buffer.from('program: main.vvm\nscript: [{ reply: "caf\xe9" }]\ntests: []\n', "latin1") });
+    try {
+      const r = await runCli(["test", "bad.test.yaml"], { cwd: p.dir });
+      expect(r.stdout).toBe("ERROR bad.test.yaml: not UTF-8 text\n0 passed, 1 failed\n");
+      const named = await runCli(["test", "main.vvm"], { cwd: p.dir });
+      expect(named.code).toBe(64);
+      expect(named.stderr).toBe("vvm: main.vvm: a program, not a test file; its tests would be in main.test.yaml (spec/testing.md)\n");
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("a script file that is missing or malformed fails its tests, naming the file as the user wrote it", async () => {
     const p = writeProgram({
       "main.vvm": MAIN,
@@ -261,7 +274,7 @@ describe("vvm test", () => {
     try {
       const r = await runCli(["test"], { cwd: p.dir });
       expect(lineOf(r.stdout, "main.test.yaml", "bad rules")).toMatch(/: bad rules: rules\.yaml:2:3: rule 2: give exactly one answer/);
-      expect(lineOf(r.stdout, "main.test.yaml", "no rules")).toMatch(/: no rules: script none\.yaml: cannot read it \(ENOENT\)$/);
+      expect(lineOf(r.stdout, "main.test.yaml", "no rules")).toMatch(/: no rules: script none\.yaml: no such file$/);
       expect(r.code).toBe(1);
     } finally {
       p.cleanup();
