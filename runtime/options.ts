@@ -2,7 +2,7 @@
 // A bad value is a program mistake: it raises `thrown` at the call site before anything is sent.
 import { durationMs } from "./duration.ts";
 import { MEMORY_MODES, type MemoryMode } from "./memory-port.ts";
-import { thrown, typeName, type Site, type Value } from "./values.ts";
+import { thrown, aTypeName, type Site, type Value } from "./values.ts";
 
 /** Agent-call options: the portable ones (spec/language.md §4.1) and `returns` (spec/typed-results.md); the validator warns W050 about any other. */
 export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode", "returns"] as const;
@@ -73,5 +73,5 @@ function isOneOf<T extends string>(list: readonly T[], v: Value): v is T {
 }
 
 function show(v: Value): string {
-  return typeof v === "string" ? JSON.stringify(v) : typeof v === "number" || typeof v === "boolean" ? String(v) : `a ${typeName(v)}`;
+  return typeof v === "string" ? JSON.stringify(v) : typeof v === "number" || typeof v === "boolean" ? String(v) : aTypeName(v);
 }

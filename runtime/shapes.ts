@@ -1,7 +1,7 @@
 // The `returns=` shape language (spec/typed-results.md): a VVM value that says what a typed call answers,
 // compiled to JSON Schema. Both `vvm check` (literal shapes, W070/W071) and the call layer read it, so the
 // check and the run agree word for word.
-import { jsonObject, toJSON, typeName, type Value } from "./values.ts";
+import { jsonObject, toJSON, aTypeName, type Value } from "./values.ts";
 
 export type Shape =
   | { kind: "string" | "number" | "integer" | "boolean" }
@@ -104,7 +104,7 @@ function read(v: Value, path: ShapePath, field: boolean, problems: ShapeProblem[
     }
     return { shape: { kind: "object", fields }, optional: false };
   }
-  return fail(`a shape is a string such as "number", a list or an object, not ${v === null ? "unit" : `a ${typeName(v)}`}`);
+  return fail(`a shape is a string such as "number", a list or an object, not ${aTypeName(v)}`);
 }
 
 /** The escape hatch: checked as JSON and for the keywords whose form is plain to see; the validator judges the rest. */
@@ -130,7 +130,7 @@ function checkJson(v: Value, path: ShapePath, problems: ShapeProblem[]): void {
     for (const [k, x] of v) checkJson(x, [...path, k], problems);
     return;
   }
-  problems.push({ path, code: "W071", message: `a JSON Schema holds only JSON values, not a ${typeName(v)}` });
+  problems.push({ path, code: "W071", message: `a JSON Schema holds only JSON values, not ${aTypeName(v)}` });
 }
 
 /** The structural keywords of a schema (and of the schemas inside it). */

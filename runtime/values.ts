@@ -149,6 +149,12 @@ export function typeName(v: Value): string {
   return "function";
 }
 
+/** The type's name with its article, for messages: "a list", "an object", "an agent", "unit". */
+export function aTypeName(v: Value): string {
+  const name = typeName(v);
+  return name === "unit" ? name : /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
 /** Structural equality; comparing functions or agents raises `thrown`. */
 export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
   // booleans, numbers and strings (the common case)

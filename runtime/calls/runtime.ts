@@ -19,7 +19,7 @@ import {
   type AssistantBlock,
 } from "../provider.ts";
 import { roundMs, siteText, type Narrator, type TraceSink } from "../trace.ts";
-import { errorKind, isErrorValue, makeError, thrown, typeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
+import { errorKind, isErrorValue, makeError, thrown, aTypeName, VvmRaise, type Site, type Value, type VObject } from "../values.ts";
 import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
 import { askTyped, prepareTyped } from "./typed.ts";
@@ -490,7 +490,7 @@ export class CallRuntime implements AgentRuntime {
 function configString(cfg: VObject, key: string, site: Site): string | null {
   const v = cfg.get(key);
   if (v === undefined || v === null) return null;
-  if (typeof v !== "string") throw thrown(`agent ${key}= must be a string, got a ${typeName(v)}`, site);
+  if (typeof v !== "string") throw thrown(`agent ${key}= must be a string, got ${aTypeName(v)}`, site);
   return v;
 }
 

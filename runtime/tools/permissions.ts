@@ -1,7 +1,7 @@
 // An agent's `permissions` value (usually `perm(...)`) as the tool loop enforces it. Kept free of the glob
 // library, so a run whose agents have no file permissions never loads the tools (globs.ts, toolbox.ts).
 // Rules: spec/agent-calls.md §8.
-import { thrown, typeName, type Site, type Value } from "../values.ts";
+import { thrown, aTypeName, type Site, type Value } from "../values.ts";
 
 export type PermissionMode = "allow" | "deny" | "prompt";
 
@@ -30,7 +30,7 @@ const MODES: readonly string[] = ["allow", "deny", "prompt"];
  */
 export function parsePermissions(v: Value | undefined, site: Site): Permissions {
   if (v === undefined || v === null) return NO_PERMISSIONS;
-  if (!(v instanceof Map)) throw thrown(`agent permissions= must be perm(...) or an object of permissions, got a ${typeName(v)}`, site);
+  if (!(v instanceof Map)) throw thrown(`agent permissions= must be perm(...) or an object of permissions, got ${aTypeName(v)}`, site);
   const out: Permissions = { read: [], write: [], execute: [], bash: "deny", network: "deny" };
   for (const [key, value] of v) {
     if ((GLOB_KEYS as readonly string[]).includes(key)) {
@@ -38,7 +38,7 @@ export function parsePermissions(v: Value | undefined, site: Site): Permissions 
     } else if ((MODE_KEYS as readonly string[]).includes(key)) {
       if (value === null) continue;
       if (typeof value !== "string" || !MODES.includes(value)) {
-        throw thrown(`agent permissions ${key}= must be "allow", "deny" or "prompt", got ${typeof value === "string" ? JSON.stringify(value) : `a ${typeName(value)}`}`, site);
+        throw thrown(`agent permissions ${key}= must be "allow", "deny" or "prompt", got ${typeof value === "string" ? JSON.stringify(value) : aTypeName(value)}`, site);
       }
       out[key as (typeof MODE_KEYS)[number]] = value as PermissionMode;
     } else {
@@ -51,7 +51,7 @@ export function parsePermissions(v: Value | undefined, site: Site): Permissions 
 function globList(key: string, v: Value, site: Site): string[] {
   if (v === null) return [];
   if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
-    throw thrown(`agent permissions ${key}= must be a list of glob strings, got a ${typeName(v)}`, site);
+    throw thrown(`agent permissions ${key}= must be a list of glob strings, got ${aTypeName(v)}`, site);
   }
   for (const g of v as string[]) {
     const problem = globProblem(g);

@@ -65,7 +65,7 @@ describe("provider selection", () => {
     await expect(createModelLayer(opts(cli, { provider: "anthropic" }))).rejects.toThrow(/--provider anthropic needs ANTHROPIC_API_KEY/);
     await expect(createModelLayer(opts(cli, { provider: "script" }))).rejects.toThrow("--provider script needs --script FILE");
     await expect(createModelLayer(opts(cli, { provider: "sim", script: "x.yaml" }))).rejects.toThrow("--script cannot be combined with --provider sim");
-    await expect(createModelLayer(opts(cli, { script: "missing.yaml" }))).rejects.toThrow("missing.yaml: cannot read the script file (ENOENT)");
+    await expect(createModelLayer(opts(cli, { script: "missing.yaml" }))).rejects.toThrow("missing.yaml: no such file");
     await writeFile(path.join(dir, "bad.yaml"), "- reply: ok\n- verdict: perhaps\n");
     await expect(createModelLayer(opts(cli, { script: "bad.yaml" }))).rejects.toThrow('bad.yaml:2:12: rule 2: verdict: expected true, false or "uncertain"');
     await expect(createModelLayer(opts(cli, { provider: "sim", trace: "no/such/dir/t.jsonl" }))).rejects.toThrow(/--trace no\/such\/dir\/t.jsonl: cannot write the trace file \(ENOENT\)/);

@@ -306,7 +306,9 @@ rules:
       ["read", /agent permissions= must be perm\(\.\.\.\) or an object of permissions, got a string/],
       [new Map<string, Value>([["reed", ["x"]]]), /unknown key 'reed'/],
       [new Map<string, Value>([["read", "docs/**"]]), /permissions read= must be a list of glob strings/],
+      [new Map<string, Value>([["read", new Map()]]), /permissions read= must be a list of glob strings, got an object$/],
       [new Map<string, Value>([["bash", "yes"]]), /permissions bash= must be "allow", "deny" or "prompt", got "yes"/],
+      [new Map<string, Value>([["bash", ["allow"]]]), /permissions bash= must be "allow", "deny" or "prompt", got a list$/],
       [new Map<string, Value>([["write", ["!secret/**"]]]), /the glob "!secret\/\*\*" is negated/],
       [new Map<string, Value>([["read", ["a".repeat(70_000)]]]), /permissions read=: a glob is 70000 characters long \(at most 4096\)/],
     ];
