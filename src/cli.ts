@@ -35,12 +35,14 @@ function nonBlank(value: string): string {
   return value;
 }
 
-function positiveInt(value: string): number {
+function wholeNumber(value: string, least: number): number {
   // digits only: Number() would also take " 3", "0x2" and "1e9"
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
+  if (!Number.isInteger(n) || n < least) throw new InvalidArgumentError(`expected a whole number of at least ${least}`);
   return n;
 }
+
+const positiveInt = (value: string) => wholeNumber(value, 1);
 
 /** One `--input` file: a second one would silently replace the first. */
 function inputFile(value: string, previous: string | undefined): string {
@@ -265,7 +267,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       exitCode = await runsCat(id, binding, flags, io);
     });
   inProject(runs.command("prune").description("remove old runs (a run still running is kept unless untouched for a day)"))
-    .option("--keep <n>", "keep the newest N runs", (v: string) => (v === "0" ? 0 : positiveInt(v)))
+    .option("--keep <n>", "keep the newest N runs", (v: string) => wholeNumber(v, 0))
     .option("--older-than <duration>", "remove runs started longer ago than this (30m, 12h, 7d) or before an ISO 8601 time")
     .option("--dry-run", "say what would be removed, remove nothing")
     .action(async (flags: PruneFlags) => {

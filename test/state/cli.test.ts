@@ -158,6 +158,7 @@ describe("vvm runs", () => {
       expect(await runCli(["runs", "prune", ...args], { cwd: own })).toMatchObject({ code: 64, stdout: "" });
     }
     expect((await runCli(["runs", "prune", "--older-than", "7"], { cwd: own })).stderr).toMatch(/give a unit, such as "7m", "7h" or "7d"/);
+    expect((await runCli(["runs", "prune", "--keep", "-1"], { cwd: own })).stderr).toMatch(/expected a whole number of at least 0/);
     expect(readdirSync(path.join(own, ".vvm", "runs")).length).toBe(3);
     expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: own })).stdout).toContain("removed 0 runs");
     const dry = await runCli(["runs", "prune", "--keep", "1", "--dry-run"], { cwd: own });
