@@ -41,9 +41,11 @@ function endOfSource(text: string): Span {
 
 function showChar(ch: string): string {
   const code = ch.codePointAt(0)!;
-  if (code < 0x20 || code === 0x7f || code === 0xfeff || code === 0xfffd || (code >= 0x80 && code < 0xa0)) {
-    return `'\\u${code.toString(16).padStart(4, "0")}'`;
-  }
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+  // one that shows as nothing (a control, a format character such as U+200B or the byte-order mark) is
+  // named by its code point; one that looks like something else (U+00A0 like a space) by both
+  if (/^[\p{C}\p{Zl}\p{Zp}]$/u.test(ch)) return hex;
+  if (/^\p{Zs}$/u.test(ch) || code === 0xfffd) return `'${ch}' (${hex})`;
   return `'${ch}'`;
 }
 

@@ -87,7 +87,10 @@ describe("lexer", () => {
   it("reports stray characters as E001 with the character", () => {
     const r = parse("x = 1 $ 2\n", "t.vvm");
     expect(r.diagnostics.map(brief)).toEqual(["E001 1:7 unexpected character '$'"]);
-    expect(parse("x = 1\u0000\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:6 unexpected character '\\u0000'"]);
+    expect(parse("x = 1\u0000\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:6 unexpected character U+0000"]);
+    // what shows as nothing, or as a plain space, is named by its code point
+    expect(parse("x = 1 \u200B+ 2\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:7 unexpected character U+200B"]);
+    expect(parse("x = 1 +\u00A02\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:8 unexpected character '\u00A0' (U+00A0)"]);
   });
 
   it("accepts CRLF and CR with the same positions as LF", () => {
@@ -97,7 +100,7 @@ describe("lexer", () => {
   });
 
   it("leaves the byte-order mark to readSource: in the text, U+FEFF is a stray character, shown escaped", () => {
-    expect(parse("\uFEFFx = 1\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:1 unexpected character '\\ufeff'"]);
+    expect(parse("\uFEFFx = 1\n", "t.vvm").diagnostics.map(brief)).toEqual(["E001 1:1 unexpected character U+FEFF"]);
   });
 
   it("caps the number of reported lexical errors", () => {

@@ -198,7 +198,7 @@ describe("files that cannot be programs", () => {
     prog = writeProgram({ "main.vvm": "\ufeff\ufeffexport 1 + 2\n", "eq.vvm": "\ufeffx = = 1\n" });
     const doubled = await checkProgram(prog.file("main.vvm"));
     expect(doubled.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
-      "E001 1:1 unexpected character '\\ufeff'",
+      "E001 1:1 unexpected character U+FEFF",
     ]);
     expect(codesAt((await checkProgram(prog.file("eq.vvm"))).diagnostics)).toEqual(["E001 1:5"]);
     prog.cleanup();
