@@ -113,6 +113,9 @@ export async function readRun(dir: string): Promise<RunInfo> {
   return info;
 }
 
+/** The largest binding file `vvm runs cat` prints. */
+export const MAX_SHOWN_BINDING_BYTES = 64 * 2 ** 20;
+
 /**
  * A binding's text, by binding id (`b000001`) or by name (the latest binding of that name); a message
  * when there is no such binding or it cannot be read.
@@ -128,9 +131,15 @@ export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ bin
   const others = byId ? 0 : rows.length - 1;
   if (!realDirectory(path.join(run.dir, "bindings"))) return `run ${run.id}: bindings is not a folder of the run (a link is never followed)`;
   try {
-    const buf = await nodeFs.readFile(path.join(run.dir, "bindings", `${binding}.md`));
-    if (buf === null) return `run ${run.id} has no binding file ${binding}.md`;
-    return { binding, name, text: buf.toString("utf8"), others };
+    const h = await nodeFs.openRead(path.join(run.dir, "bindings", `${binding}.md`));
+    if (h === null) return `run ${run.id} has no binding file ${binding}.md`;
+    try {
+      // shown whole or not at all: a file a cloned repository ships can be any size
+      if (h.size > MAX_SHOWN_BINDING_BYTES) return `${binding}.md is ${h.size.toLocaleString("en")} bytes, more than vvm runs cat shows (${MAX_SHOWN_BINDING_BYTES / 2 ** 20} MiB): read ${path.join(run.dir, "bindings", `${binding}.md`)} itself`;
+      return { binding, name, text: (await h.read(0, h.size)).toString("utf8"), others };
+    } finally {
+      await h.close();
+    }
   } catch (err) {
     return `cannot read ${binding}.md (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }

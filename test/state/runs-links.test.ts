@@ -63,4 +63,17 @@ describe("vvm runs reads a bounded part of state.md", () => {
     const found = await findRun(project, ID);
     expect(found).toMatchObject({ status: "completed", program: "p.vvm" });
   });
+
+  it("a binding file past what vvm runs cat shows (a sparse 5 GB one) is named, not read", async () => {
+    const { project } = layout();
+    const run = path.join(project, ".vvm", "runs", ID);
+    mkdirSync(path.join(run, "bindings"), { recursive: true });
+    writeFileSync(path.join(run, "state.md"), STATE);
+    writeFileSync(path.join(run, "bindings", "b000001.md"), "");
+    truncateSync(path.join(run, "bindings", "b000001.md"), 5 * 2 ** 30);
+    const found = (await findRun(project, ID)) as Exclude<Awaited<ReturnType<typeof findRun>>, string>;
+    expect(await readBinding(found, "x")).toBe(`b000001.md is 5,368,709,120 bytes, more than vvm runs cat shows (64 MiB): read ${path.join(run, "bindings", "b000001.md")} itself`);
+    truncateSync(path.join(run, "bindings", "b000001.md"), 0);
+    expect(await readBinding(found, "x")).toMatchObject({ text: "" });
+  });
 });
