@@ -153,6 +153,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         realDir = await verifyContainment(loc);
       } catch (err) {
         if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
+        if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${loc.root}, or a folder on the way to it, is a file, not a directory`);
         return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
       }
       if (realDir === null) return makeError("rejected", `${label(loc)}: the memory directory was removed before it could be locked`);

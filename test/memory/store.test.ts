@@ -722,6 +722,13 @@ describe("layout", () => {
     }
   });
 
+  it("a path binding that names a file is refused in words", async () => {
+    const { store } = makeStore(dir);
+    await writeFile(path.join(dir, "notes.txt"), "a file\n");
+    const out = await store.open(binding("p", "path", "notes.txt"), prov(), new AbortController().signal);
+    expect(errorOf(out as never)).toMatchObject({ kind: "rejected", message: `memory path:"p": ${path.join(dir, "notes.txt")}, or a folder on the way to it, is a file, not a directory` });
+  });
+
   it("hostile keys stay inside the memory root", async () => {
     const { store } = makeStore(dir);
     for (const key of ["../../x", "a/b\\c:d", "..", "é".repeat(150), "cafe\u0301"]) await call(store, key, patchReply({ digest: key }));
