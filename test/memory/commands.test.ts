@@ -118,6 +118,12 @@ describe("vvm memory, on a memory built by real runs", () => {
       [3, "B second shift: api 4.18.3 deployed"],
     ]);
     expect(json).not.toHaveProperty("context");
+    // front matter that cannot be read: the defaults are not said to come from its absence
+    const digest = path.join(dir, ".vvm", "memory", "k-oncall_3apayments", "digest.md");
+    await writeFile(digest, "---\nrecall: [\n---\nhello\n");
+    const bad = ok(await runCli(["memory", "show", KEY], { cwd: dir })).stdout;
+    expect(bad).toContain("recent_share 0.5 (defaults: digest.md cannot be used, see below)\n");
+    expect(bad).toContain("front matter is not valid YAML");
   });
 
   it("show --context prints exactly the Memory Context the next continue call sends", async () => {
