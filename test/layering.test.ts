@@ -23,7 +23,7 @@ const PACKAGES: Record<string, string[]> = {
   stdlib: [],
   checker: ["yaml"],
   "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "ajv", "ajv-formats", "async-mutex", "js-yaml", "minisearch", "picomatch", "re2js", "yaml"],
-  cli: ["commander", "diff", "picocolors"],
+  cli: ["commander", "diff", "picocolors", "string-width"],
 };
 
 const SOURCES = ["grammar", "src", "runtime", "stdlib"];

@@ -3,6 +3,7 @@ import { printable, printableColumns } from "../printable.ts";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import pc from "picocolors";
+import stringWidth from "string-width";
 import { sourceLine, type Diagnostic } from "../../grammar/diagnostics.ts";
 import type { CheckResult } from "../program.ts";
 import { displayPath, useColor, type CliIO } from "../io.ts";
@@ -54,7 +55,11 @@ function formatLocated(d: Diagnostic, source: string | null, c: ReturnType<typeo
   const caretCol = Math.max(0, Math.min(d.span.col - 1 - start, clipped.length));
   const width =
     d.span.endLine === d.span.line ? Math.max(1, Math.min(d.span.endCol - d.span.col, clipped.length - caretCol)) : 1;
-  return `${head}\n  ${clipped}\n  ${" ".repeat(caretCol)}${tint("^" + "~".repeat(Math.max(0, width - 1)))}`;
+  // columns count UTF-16 units; a terminal gives a wide character (CJK, most emoji) two cells and a combining
+  // mark none, so the caret is placed by the cells the text before it takes
+  const cells = stringWidth(clipped.slice(0, caretCol));
+  const under = Math.max(1, stringWidth(clipped.slice(caretCol, caretCol + width)));
+  return `${head}\n  ${clipped}\n  ${" ".repeat(cells)}${tint("^" + "~".repeat(under - 1))}`;
 }
 
 /**

@@ -35,6 +35,15 @@ describe("through the CLI", () => {
     expect(r.stderr).toContain(`x = "?]0;PWNED??[2K" +`);
   });
 
+  it("the caret sits under the mistake as a terminal shows the line: wide characters take two cells, combining marks none", async () => {
+    await writeFile(path.join(dir, "wide.vvm"), `x = "日本語の文字" + $\n`);
+    await writeFile(path.join(dir, "marks.vvm"), `x = "e\u0301e\u0301" + $\n`);
+    const wide = await runCli(["check", "wide.vvm"], { cwd: dir });
+    expect(wide.stderr).toContain(`wide.vvm:1:16: E001 unexpected character '$'\n  x = "日本語の文字" + $\n  ${" ".repeat(21)}^\n`);
+    const marks = await runCli(["check", "marks.vvm"], { cwd: dir });
+    expect(marks.stderr).toContain(`marks.vvm:1:14: E001 unexpected character '$'\n  x = "e\u0301e\u0301" + $\n  ${" ".repeat(11)}^\n`);
+  });
+
   it("vvm check lists inputs with their descriptions escaped", async () => {
     await writeFile(path.join(dir, "in.vvm"), `input ticket: "The ticket${"\\u001b"}]0;T${"\\u0007"}"\nexport ticket\n`);
     const r = await runCli(["check", "in.vvm"], { cwd: dir });
