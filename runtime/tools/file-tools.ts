@@ -227,17 +227,18 @@ export async function editFileTool(sb: Sandbox, args: { path: string; old: strin
 
 /**
  * A pattern is matched one path segment at a time (segment-glob.ts), each segment through a regular
- * expression in which each `*` is a lazy loop. One `*` matches a name one way; each further one multiplies
- * the ways by the name's length: five `*` in one name took seconds to hours on the thread that runs
- * everything else (no timeout or Ctrl-C could end it). A pattern a model sends may have one segment with
- * two `*`, the others one at most (`**` alone is a segment of its own and does not count), at most
- * MAX_PATTERN_SEGMENTS segments, and no `{…}` group holding a `/`. Resolves to the pattern's matcher.
+ * expression in which each `*` is a lazy loop and each `{…}` group an alternation. One of them matches a
+ * name one way; each further one multiplies the ways by the name's length: five `*` in one name took
+ * seconds to hours on the thread that runs everything else (no timeout or Ctrl-C could end it). A pattern a
+ * model sends may have one segment with two `*` or groups, the others one at most (`**` alone is a segment
+ * of its own and does not count), and what segment-glob.ts allows. Resolves to the pattern's matcher.
  */
 function compilePattern(glob: string, pattern: string): (rel: string) => boolean {
   const refuse = (why: string) => new ToolFailed(`the pattern ${JSON.stringify(pattern)} ${why} (list a folder and narrow it down instead)`, "bad_input");
+  // a `{…}` group is a choice point as a `*` is (segment-glob.ts bounds the groups themselves)
   let extra = 0;
-  for (const segment of glob.split("/")) if (segment !== "**") extra += Math.max(0, segment.split("*").length - 2);
-  if (extra > 1) throw refuse("has too many '*': one path segment may hold two, the others one each");
+  for (const segment of glob.split("/")) if (segment !== "**") extra += Math.max(0, segment.split("*").length - 2 + (segment.match(/(?<!\\)\{[^}]*\}/g)?.length ?? 0));
+  if (extra > 1) throw refuse("has too many '*' or {…} groups: one path segment may hold two, the others one each");
   try {
     // (extended globs, whose `*(a|aa)` forms backtrack within a name, are plain text)
     return segmentGlob(glob, { ...GLOB_OPTIONS, noextglob: true });

@@ -184,6 +184,11 @@ export class Sandbox {
           out.visitedAll = false;
           return finish(out);
         }
+        // a folder of many long names: the event loop (timeout=, Ctrl-C) gets its turn between batches
+        if (visited % 256 === 0) {
+          await new Promise((resolve) => setImmediate(resolve));
+          if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+        }
         const real = path.join(dir.real, e.name);
         const abs = path.join(dir.abs, e.name);
         const rel = path.relative(start.abs, abs).split(path.sep).join("/");

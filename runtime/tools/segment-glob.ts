@@ -13,14 +13,43 @@ export const MAX_PATTERN_SEGMENTS = 32;
 
 type SegmentTest = ((name: string) => boolean) | "**";
 
+/** `{…}` groups a pattern may have, and choices in one. */
+export const MAX_BRACE_GROUPS = 2;
+export const MAX_BRACE_CHOICES = 10;
+
+/**
+ * picomatch makes a `{…}` group an alternation: a run of them (`{,?}{,?}…`) backtracks exponentially within
+ * one name, so a pattern may have MAX_BRACE_GROUPS groups of at most MAX_BRACE_CHOICES plain choices each
+ * (no wildcard, group or `/` inside). Throws RangeError.
+ */
+function checkBraces(glob: string): void {
+  let groups = 0;
+  for (let i = 0; i < glob.length; i++) {
+    if (glob[i] === "\\") {
+      i++;
+      continue;
+    }
+    if (glob[i] !== "{") continue;
+    const close = glob.indexOf("}", i);
+    if (close < 0) continue; // an unclosed brace is text
+    const inner = glob.slice(i + 1, close);
+    if (++groups > MAX_BRACE_GROUPS) throw new RangeError(`more than ${MAX_BRACE_GROUPS} {…} groups`);
+    if (/[/{*?[\\]/.test(inner)) throw new RangeError("a {…} group holding a '/', a wildcard or another group");
+    if (inner.split(",").length > MAX_BRACE_CHOICES) throw new RangeError(`a {…} group of more than ${MAX_BRACE_CHOICES} choices`);
+    i = close;
+  }
+}
+
 /**
  * `glob` (a pattern's wildcard part, `/`-separated) as a test of a `/`-separated relative path. A `{…}`
  * group that holds a `/` cannot be split into segments: it throws, like a segment count over the limit.
  */
 export function segmentGlob(glob: string, options: picomatch.PicomatchOptions): (rel: string) => boolean {
-  if (/\{[^}]*\/[^}]*\}/.test(glob)) throw new RangeError("a {…} group holding a '/'");
+  if (glob.includes("\\/")) throw new RangeError("an escaped '/' (a name cannot hold one)");
+  checkBraces(glob);
   const parts = glob.split("/");
   if (parts.length > MAX_PATTERN_SEGMENTS) throw new RangeError(`more than ${MAX_PATTERN_SEGMENTS} path segments`);
+  if (parts.includes("")) throw new RangeError("an empty path segment ('//', or a '/' at the end)");
   const tests: SegmentTest[] = parts.map((p) => (p === "**" ? "**" : picomatch(p, options)));
   // `**` passes over names as picomatch's does: not those starting with a dot unless `dot` is set
   const crossable = (name: string) => options.dot === true || !name.startsWith(".");

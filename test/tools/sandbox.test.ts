@@ -458,7 +458,7 @@ describe("awkward files", () => {
     for (const name of ["list_files", "search_files"]) {
       const input = name === "list_files" ? { pattern: `docs/${"*?".repeat(14)}#` } : { query: "notes", pattern: `docs/${"*?".repeat(14)}#` };
       const { message, event } = await refused(box, name, input);
-      expect(message).toBe(`the pattern "docs/${"*?".repeat(14)}#" has too many '*': one path segment may hold two, the others one each (list a folder and narrow it down instead)`);
+      expect(message).toBe(`the pattern "docs/${"*?".repeat(14)}#" has too many '*' or {…} groups: one path segment may hold two, the others one each (list a folder and narrow it down instead)`);
       expect(event.error).toBe("bad_input");
     }
     // two in each of several names multiply too (the model can make the folders with write_file)
@@ -481,7 +481,15 @@ describe("awkward files", () => {
     expect(performance.now() - t0).toBeLessThan(5000);
     expect(await ok(box, "list_files", { pattern: `docs/${"**/a/".repeat(10)}**/f.txt` })).toBe(`docs/${"a/".repeat(60)}f.txt`);
     expect(await ok(box, "list_files", { pattern: "docs/{a,b}/**/*.txt" })).toBe(`docs/${"a/".repeat(60)}f.txt`);
-    expect((await refused(box, "list_files", { pattern: "docs/{a/b,c}/*.txt" })).message).toBe(`the pattern "docs/{a/b,c}/*.txt" has a {…} group holding a '/' (list a folder and narrow it down instead)`);
+    expect((await refused(box, "list_files", { pattern: "docs/{a/b,c}/*.txt" })).message).toBe(`the pattern "docs/{a/b,c}/*.txt" has a {…} group holding a '/', a wildcard or another group (list a folder and narrow it down instead)`);
+    // {…} groups are alternations: a run of them backtracks within one name as '*' do
+    expect((await refused(box, "list_files", { pattern: `docs/${"{,?}".repeat(40)}x` })).message).toMatch(/has too many '\*' or \{…\} groups/);
+    expect((await refused(box, "list_files", { pattern: "docs/{,?}x" })).message).toMatch(/has a \{…\} group holding a '\/', a wildcard or another group/);
+    expect((await refused(box, "list_files", { pattern: "docs/{a,b}/{a,b}/{a,b}/x" })).message).toMatch(/has more than 2 \{…\} groups/);
+    expect((await refused(box, "list_files", { pattern: "docs/*{a,b}*{c,d}" })).message).toMatch(/has too many '\*' or \{…\} groups/);
+    expect((await refused(box, "list_files", { pattern: "docs/**/" })).message).toMatch(/has an empty path segment/);
+    expect((await refused(box, "list_files", { pattern: "docs/*\\/*" })).message).toMatch(/has an escaped '\/'/);
+    expect(await ok(box, "list_files", { pattern: "docs/**/f.{txt,md}" })).toBe(`docs/${"a/".repeat(60)}f.txt`);
     expect((await refused(box, "list_files", { pattern: `docs/${"*/".repeat(40)}x` })).message).toMatch(/has more than 32 path segments/);
   });
 

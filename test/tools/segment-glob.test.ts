@@ -17,7 +17,13 @@ describe("segmentGlob", () => {
         const rel = Array.from({ length: 1 + (i % 5) }, () => pick(names)).join("/");
         // (a closing `**` is checked below: there picomatch is not consistent with itself)
         if (glob.endsWith("**")) continue;
-        if (picomatch(glob, options)(rel) !== segmentGlob(glob, options)(rel)) differ.push(`${glob} ${rel} dot=${dot}`);
+        let mine: (rel: string) => boolean;
+        try {
+          mine = segmentGlob(glob, options);
+        } catch {
+          continue; // refused (too many {…} groups)
+        }
+        if (picomatch(glob, options)(rel) !== mine(rel)) differ.push(`${glob} ${rel} dot=${dot}`);
       }
     }
     expect(differ).toEqual([]);
