@@ -1,14 +1,14 @@
 // The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
 // checked against its schema and a Sandbox that decides where they may point; each returns the text the
 // model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
-import { closeSync, constants, fstatSync, lstatSync, openSync, read, readlinkSync, readSync, promises as fs, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, read, readlinkSync, readSync, promises as fs, unlinkSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { cutText } from "../text.ts";
 import { GLOB_OPTIONS } from "./globs.ts";
 import { searchFiles } from "./search.ts";
 import { segmentGlob } from "./segment-glob.ts";
-import { movedWhileOpened, openedAt, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
+import { movedWhileOpened, openedAt, openFolder, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
 export const LIMITS = {
   /** lines read_file returns at most (its default `limit`) */
@@ -304,11 +304,7 @@ function openFailure(target: ResolvedPath, err: unknown): Error {
  * whether the file is new.
  */
 async function writeNoFollow(target: ResolvedPath, content: string): Promise<boolean> {
-  try {
-    await fs.mkdir(path.dirname(target.real), { recursive: true });
-  } catch (err) {
-    throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
-  }
+  makeFolders(target, path.dirname(target.real));
   let created = false;
   let fh: Awaited<ReturnType<typeof openNoFollow>> | null = null;
   // (made by someone else between the two opens: opened as an existing file on the next round)
@@ -340,6 +336,39 @@ async function writeNoFollow(target: ResolvedPath, content: string): Promise<boo
     await fh.close();
   }
   return created;
+}
+
+/**
+ * Make the folders missing on the way to `dir` (a real path), each inside the folder before it as opened and
+ * checked (openFolder), so a folder swapped for a link meanwhile never gets folders made through it.
+ */
+function makeFolders(target: ResolvedPath, dir: string): void {
+  const missing: string[] = [];
+  let at = dir;
+  const absent = (p: string) => {
+    try {
+      return lstatSync(p, { throwIfNoEntry: false }) === undefined;
+    } catch (err) {
+      throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
+    }
+  };
+  while (absent(at) && path.dirname(at) !== at) {
+    missing.unshift(path.basename(at));
+    at = path.dirname(at);
+  }
+  for (const name of missing) {
+    const folder = openFolder(at);
+    if (folder === "moved") throw movedWhileOpened(target, "write");
+    if (typeof folder === "string") throw new ToolFailed(`cannot create the directory for ${target.shown} (${path.basename(at)} is ${folder === "missing" ? "gone" : "not a folder"})`, "failed");
+    try {
+      mkdirSync(path.join(folder.path, name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
+    } finally {
+      folder.close();
+    }
+    at = path.join(at, name);
+  }
 }
 
 /** Unlink the file this process just made at `fd` (Linux names where it is; elsewhere it stays, empty). */

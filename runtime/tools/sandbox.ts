@@ -1,7 +1,7 @@
 // Where a tool's path argument really points, and whether the agent's permissions allow it there.
 // A path from a model is untrusted input: it is resolved against the program's directory, every link
 // followed, and only then checked against the globs (spec/agent-calls.md §8).
-import { fstatSync, lstatSync, promises as fs, readlinkSync, type Dirent } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, promises as fs, readlinkSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { GlobSet, realish, relativeUnder } from "./globs.ts";
 import type { ToolPermission } from "./permissions.ts";
@@ -57,6 +57,42 @@ export function openedAt(fd: number, real: string): boolean {
   const st = fstatSync(fd);
   const now = lstatSync(real, { throwIfNoEntry: false });
   return now !== undefined && now.ino === st.ino && now.dev === st.dev;
+}
+
+/** Where Linux names an open descriptor's file; null elsewhere. */
+const PROC_FD = existsSync("/proc/self/fd") ? "/proc/self/fd" : null;
+
+/** A folder opened and checked to be the one at its real path: `path` reaches it whatever becomes of that path. */
+export interface Folder {
+  path: string;
+  close(): void;
+}
+
+/**
+ * The folder at `real` (a real path: no link in it), opened and checked with openedAt, to list it or make
+ * something in it: on Linux `path` is /proc/self/fd/N, which keeps naming the opened folder even when a
+ * folder on the way is swapped for a link afterwards; elsewhere the real path itself, just checked.
+ * "missing" when nothing is there, "not a folder" when something else is, "moved" when the open reached
+ * another folder than the check meant.
+ */
+export function openFolder(real: string): Folder | "missing" | "not a folder" | "moved" {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    // a link where the checked folder was (O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR or ELOOP)
+    try {
+      return lstatSync(real, { throwIfNoEntry: false })?.isSymbolicLink() ? "moved" : "not a folder";
+    } catch {
+      return "not a folder"; // a path too long to name (ENAMETOOLONG), among others
+    }
+  }
+  if (!openedAt(fd, real)) {
+    closeSync(fd);
+    return "moved";
+  }
+  return { path: PROC_FD === null ? real : `${PROC_FD}/${fd}`, close: () => closeSync(fd) };
 }
 
 /** The refusal when openedAt says no. */
@@ -171,11 +207,16 @@ export class Sandbox {
     while (stack.length > 0) {
       if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
       const dir = stack.pop()!;
+      // listed through the opened folder: a folder swapped for a link since it was checked lists nothing
+      const folder = openFolder(dir.real);
+      if (typeof folder === "string") continue;
       let entries: Dirent[];
       try {
-        entries = await fs.readdir(dir.real, { withFileTypes: true });
+        entries = await fs.readdir(folder.path, { withFileTypes: true });
       } catch {
         continue; // unreadable or vanished: nothing to list there
+      } finally {
+        folder.close();
       }
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const subdirs: { real: string; abs: string }[] = [];

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../runtime/provider.ts";
 import { NO_PERMISSIONS, type Permissions } from "../../runtime/tools/permissions.ts";
-import { editFileTool, LIMITS, readFileTool, writeFileTool } from "../../runtime/tools/file-tools.ts";
+import { editFileTool, LIMITS, listFilesTool, readFileTool, writeFileTool } from "../../runtime/tools/file-tools.ts";
 import { GlobSet } from "../../runtime/tools/globs.ts";
 import { openedAt, Sandbox } from "../../runtime/tools/sandbox.ts";
 import { Toolbox, TURN_LIMITS, type ToolEvent } from "../../runtime/tools/toolbox.ts";
@@ -93,6 +93,11 @@ describe("a folder swapped for a link while a tool opens a file", () => {
         swap();
         return r;
       }
+      override async forWalk(p: string) {
+        const r = await super.forWalk(p);
+        swap();
+        return r;
+      }
     }
     const sb = new Racing(realpathSync(dir), await GlobSet.compile(["out/**"], realpathSync(dir)), await GlobSet.compile(["out/**"], realpathSync(dir)));
     const signal = new AbortController().signal;
@@ -101,13 +106,21 @@ describe("a folder swapped for a link while a tool opens a file", () => {
       ["write_file (new)", () => writeFileTool(sb, { path: "out/sub/report.md", content: "x\n" })],
       ["write_file (existing)", () => writeFileTool(sb, { path: "out/sub/s.txt", content: "x\n" })],
       ["edit_file", () => editFileTool(sb, { path: "out/sub/s.txt", old: "TOP", new: "x" })],
+      // folders a write makes on the way are made inside the checked folder, never through the link
+      ["write_file (new folders)", () => writeFileTool(sb, { path: "out/sub/a/b/report.md", content: "x\n" })],
     ];
     for (const [what, attempt] of attempts) {
       await expect(attempt(), what).rejects.toThrow(/changed while it was being opened \(a folder on its path was replaced, by a link\?\); nothing was (read|written)/);
       unswap();
     }
+    // a listing of the swapped folder lists nothing from outside
+    await writeFile(path.join(outside, "salary.txt"), "outside\n");
+    const listed = await listFilesTool(sb, { pattern: "out/sub/**" }, signal);
+    unswap();
+    expect(listed.text).not.toMatch(/salary|TOP/);
     expect(await readFile(path.join(outside, "s.txt"), "utf8")).toBe("TOP SECRET\n");
     expect(existsSync(path.join(outside, "report.md"))).toBe(false);
+    expect(existsSync(path.join(outside, "a"))).toBe(false);
     expect(await readFile(path.join(sub, "s.txt"), "utf8")).toBe("inside\n");
   });
 });
