@@ -5,7 +5,7 @@ import path from "node:path";
 import { sleep } from "../abort.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
+import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
 import { readHolder, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
@@ -214,8 +214,11 @@ export interface Listed {
 export async function listMemories(scope: MemoryScope, root: string, opts: InspectOptions): Promise<Listed[]> {
   let names: string[];
   try {
+    // a project's root that is a link is not listed: its names could be the user's own memories (keys.ts)
+    assertProjectRootReal({ scope, key: "", root, dir: root });
     names = await opts.fs.list(root);
   } catch (err) {
+    if (err instanceof BindingError) throw new InspectError(err.message);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw new InspectError(`${root} cannot be read (${errCode(err)})`);

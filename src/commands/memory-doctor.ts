@@ -5,7 +5,7 @@ import path from "node:path";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { Finding } from "../../runtime/memory/doctor.ts";
-import { escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
+import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
 import { emit, existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
@@ -73,6 +73,13 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       return r.healthy ? EXIT.ok : EXIT.missing;
     }
     const w = where(flags, io);
+    // a project's root that is a link is not gone through: its memories could be the user's own (keys.ts)
+    try {
+      assertProjectRootReal({ scope: w.scope, key: "", root: w.root, dir: w.root });
+    } catch (err) {
+      if (err instanceof BindingError) throw new ToolError(err.message, "refused");
+      throw err;
+    }
     const reports: ReturnType<typeof report>[] = [];
     const unreadable: { dir: string; problem: string }[] = [];
     for (const name of await memoryNames(w.root)) {

@@ -133,9 +133,12 @@ describe("a cloned repository's memory directory", () => {
         expect(errorOf(out as never), `${link} ${key} ${mode}`).toMatchObject({ kind: "rejected" });
         expect(errorOf(out as never)!.message).toContain(`${path.join(dir, link)} is a symbolic link: a project's memories must be in a real directory`);
       }
-      const shown = await runCli(["memory", "show", "prefs"], { cwd: dir, env: { HOME: home } });
-      expect(shown.code, shown.stdout).not.toBe(0);
-      expect(shown.stdout + shown.stderr).not.toContain("my own note");
+      for (const args of [["show", "prefs"], ["ls"], ["doctor"]]) {
+        const r = await runCli(["memory", ...args], { cwd: dir, env: { HOME: home } });
+        expect(r.code, `${args.join(" ")}: ${r.stdout}`).not.toBe(0);
+        expect(r.stdout + r.stderr, args.join(" ")).not.toMatch(/my own note|prefs/);
+        expect(r.stderr, args.join(" ")).toContain("is a symbolic link: a project's memories must be in a real directory");
+      }
     }
     expect(await readdir(userRoot)).toEqual(before);
     expect(await readFile(path.join(userRoot, "k-prefs", "digest.md"), "utf8")).toBe("## Prefs\n- my own note\n");
