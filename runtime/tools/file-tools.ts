@@ -343,13 +343,15 @@ async function writeNoFollow(target: ResolvedPath, content: string): Promise<boo
  * checked (openFolder), so a folder swapped for a link meanwhile never gets folders made through it.
  */
 function makeFolders(target: ResolvedPath, dir: string): void {
+  const cannot = (why: unknown) =>
+    new ToolFailed(`cannot create the directory for ${target.shown} (${typeof why === "string" ? why : ((why as NodeJS.ErrnoException).code ?? (why as Error).message)})`, "failed");
   const missing: string[] = [];
   let at = dir;
   const absent = (p: string) => {
     try {
       return lstatSync(p, { throwIfNoEntry: false }) === undefined;
     } catch (err) {
-      throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
+      throw cannot(err);
     }
   };
   while (absent(at) && path.dirname(at) !== at) {
@@ -359,11 +361,11 @@ function makeFolders(target: ResolvedPath, dir: string): void {
   for (const name of missing) {
     const folder = openFolder(at);
     if (folder === "moved") throw movedWhileOpened(target, "write");
-    if (typeof folder === "string") throw new ToolFailed(`cannot create the directory for ${target.shown} (${path.basename(at)} is ${folder === "missing" ? "gone" : "not a folder"})`, "failed");
+    if (typeof folder === "string") throw cannot(`${path.basename(at)} is ${folder === "missing" ? "gone" : "not a folder"}`);
     try {
       mkdirSync(path.join(folder.path, name));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new ToolFailed(`cannot create the directory for ${target.shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "failed");
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw cannot(err);
     } finally {
       folder.close();
     }
