@@ -17,7 +17,10 @@ export class FileRefused extends Error {
 
 const OPEN_FAILURES: Record<string, string> = { ENOENT: "no such file", ENOTDIR: "no such file", EACCES: "permission denied", EPERM: "permission denied", ELOOP: "a loop of symbolic links" };
 
-/** The file's text, a byte-order mark dropped; FileRefused when it cannot be opened, is not a regular file, holds more than `maxBytes` or is not UTF-8. */
+/**
+ * The file's text, a byte-order mark dropped. Every failure is FileRefused: the file cannot be opened or
+ * read, is not a regular file, holds more than `maxBytes` or is not UTF-8.
+ */
 export function readTextFile(file: string, maxBytes: number): string {
   let fd: number;
   try {
@@ -32,8 +35,15 @@ export function readTextFile(file: string, maxBytes: number): string {
     if (st.isDirectory()) throw new FileRefused("a directory, not a file");
     if (!st.isFile()) throw new FileRefused("not a regular file");
     if (st.size > maxBytes) throw new FileRefused(`larger than ${maxBytes / 2 ** 20} MiB`);
+    let bytes: Buffer;
     try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(fd));
+      bytes = readFileSync(fd);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? null;
+      throw new FileRefused(`cannot be read (${code ?? (err as Error).message})`, code);
+    }
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch {
       throw new FileRefused("not UTF-8 text");
     }

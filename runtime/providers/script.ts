@@ -72,7 +72,7 @@ export async function loadScript(file: string, displayName: string): Promise<Scr
     text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
     if (err instanceof FileRefused) throw new ScriptError(`${displayName}: ${err.message}`);
-    throw new ScriptError(`${displayName}: cannot read the script file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw err;
   }
   return parseScript(text, displayName);
 }

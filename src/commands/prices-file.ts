@@ -19,8 +19,9 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
   try {
     data = JSON.parse(readTextFile(path.resolve(cwd, file), MAX_PRICES_BYTES));
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw bad(e instanceof SyntaxError ? `not JSON (${e.message})` : e instanceof FileRefused ? e.message : `cannot read the file (${e.code ?? e.message})`);
+    if (err instanceof SyntaxError) throw bad(`not JSON (${err.message})`);
+    if (err instanceof FileRefused) throw bad(err.message);
+    throw err;
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');

@@ -77,7 +77,7 @@ export async function loadTestFile(file: string, shown: string): Promise<TestFil
     text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
     if (err instanceof FileRefused) throw new TestFileError(`${shown}: ${err.message}`);
-    throw new TestFileError(`${shown}: cannot read the test file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw err;
   }
   return parseTestFile(text, file, shown);
 }

@@ -119,7 +119,7 @@ async function readScript(file: string, shown: string): Promise<string> {
     text = readTextFile(file, MAX_SCRIPT_BYTES);
   } catch (err) {
     if (err instanceof FileRefused) throw new TestSetupError(`script ${shown}: ${err.message}`);
-    throw new TestSetupError(`script ${shown}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw err;
   }
   try {
     parseScript(text, shown);

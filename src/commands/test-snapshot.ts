@@ -36,7 +36,7 @@ export async function readSnapshots(file: string, shown: string): Promise<Map<st
   } catch (err) {
     if (err instanceof FileRefused && err.code === "ENOENT") return new Map();
     if (err instanceof FileRefused) throw new TestFileError(`${shown}: ${err.message} (run vvm test --update to write it again)`);
-    throw new TestFileError(`${shown}: cannot read the snapshot file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw err;
   }
   const { doc } = parseYaml(text, shown, " (run vvm test --update to write it again)");
   const bad = (what: string): never => {
