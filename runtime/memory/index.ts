@@ -142,7 +142,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       try {
         // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists (and a
         // project's root before anything is made through it)
-        assertProjectRootReal(loc);
+        assertProjectRootReal(loc.scope, loc.root);
         if (mode === "continue") await fs.mkdirp(loc.dir);
         else if ((await fs.size(loc.dir)) === null) {
           // dry_run on a memory that does not exist yet: nothing to read, nothing to lock

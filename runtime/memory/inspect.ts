@@ -215,7 +215,7 @@ export async function listMemories(scope: MemoryScope, root: string, opts: Inspe
   let names: string[];
   try {
     // a project's root that is a link is not listed: its names could be the user's own memories (keys.ts)
-    assertProjectRootReal({ scope, key: "", root, dir: root });
+    assertProjectRootReal(scope, root);
     names = await opts.fs.list(root);
   } catch (err) {
     if (err instanceof BindingError) throw new InspectError(err.message);

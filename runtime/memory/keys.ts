@@ -167,9 +167,9 @@ function assertInside(root: string, target: string): void {
  * directory. (A user or path root is the user's, or the program's, choice and may be a link.) Checked
  * before anything is created under the root, since `mkdir -p` goes through links. Throws BindingError.
  */
-export function assertProjectRootReal(loc: MemoryLocation): void {
-  if (loc.scope !== "project") return;
-  for (const p of [path.dirname(loc.root), loc.root]) {
+export function assertProjectRootReal(scope: MemoryScope, root: string): void {
+  if (scope !== "project") return;
+  for (const p of [path.dirname(root), root]) {
     const st = lstatSync(p, { throwIfNoEntry: false });
     if (st === undefined) return;
     if (!st.isDirectory()) {
@@ -183,7 +183,7 @@ export function assertProjectRootReal(loc: MemoryLocation): void {
  * null when it does not exist.
  */
 export async function verifyContainment(loc: MemoryLocation): Promise<string | null> {
-  assertProjectRootReal(loc);
+  assertProjectRootReal(loc.scope, loc.root);
   const realRoot = realPath(loc.root);
   const realDir = realRoot === null ? null : realPath(loc.dir);
   // nothing there yet: nothing to escape through

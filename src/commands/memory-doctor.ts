@@ -75,7 +75,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     const w = where(flags, io);
     // a project's root that is a link is not gone through: its memories could be the user's own (keys.ts)
     try {
-      assertProjectRootReal({ scope: w.scope, key: "", root: w.root, dir: w.root });
+      assertProjectRootReal(w.scope, w.root);
     } catch (err) {
       if (err instanceof BindingError) throw new ToolError(err.message, "refused");
       throw err;
