@@ -2,7 +2,7 @@
 // bash="allow" or "prompt" (spec/agent-calls.md §8 "bash"). "prompt" asks a person through the callback the
 // CLI injects (the runtime never touches the terminal); without one nobody can be asked and the use is denied.
 import type { ToolOutput } from "./file-tools.ts";
-import { ToolDenied, ToolFailed } from "./sandbox.ts";
+import { stopIfAborted, ToolDenied, ToolFailed } from "./sandbox.ts";
 import { commandEnv } from "./shell-env.ts";
 import { runCommand, type CommandLimits } from "./shell.ts";
 
@@ -53,7 +53,7 @@ export async function bashTool(ctx: BashContext, args: { command: string }, sign
     if (!(await confirm({ agent: ctx.agent, command, cwd: ctx.cwd }))) {
       throw new ToolDenied('permission denied: this agent has bash="prompt", and the person at the terminal said no; the command did not run', "bash");
     }
-    if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+    stopIfAborted(signal);
   }
   const limits = { ...COMMAND_LIMITS, ...ctx.shell.limits };
   const r = await runCommand(command, { cwd: ctx.cwd, env: commandEnv(ctx.shell.env).env, signal, limits });

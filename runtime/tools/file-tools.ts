@@ -1,14 +1,14 @@
 // The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
 // checked against its schema and a Sandbox that decides where they may point; each returns the text the
 // model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, read, readlinkSync, readSync, promises as fs, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, read, readSync, promises as fs, unlinkSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { cutText } from "../text.ts";
 import { GLOB_OPTIONS } from "./globs.ts";
 import { searchFiles } from "./search.ts";
 import { segmentGlob } from "./segment-glob.ts";
-import { movedWhileOpened, openedAt, openFolder, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
+import { movedWhileOpened, namedPath, openedAt, openFolder, stopIfAborted, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
 export const LIMITS = {
   /** lines read_file returns at most (its default `limit`) */
@@ -75,7 +75,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     let cutLines = 0;
     let stoppedForChars = false;
     reading: for (;;) {
-      if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+      stopIfAborted(signal);
       const bytesRead = pos === 0 ? readSync(fd, buf, 0, buf.length, 0) : await readAt(fd, buf, pos);
       // a regular file reads short only at its end: no further read just to be told 0 bytes
       const end = bytesRead < buf.length;
@@ -376,8 +376,8 @@ function makeFolders(target: ResolvedPath, dir: string): void {
 /** Unlink the file this process just made at `fd` (Linux names where it is; elsewhere it stays, empty). */
 function removeMade(fd: number): void {
   try {
-    const named = readlinkSync(`/proc/self/fd/${fd}`);
-    if (lstatSync(named).ino === fstatSync(fd).ino) unlinkSync(named);
+    const named = namedPath(fd);
+    if (named !== null && lstatSync(named).ino === fstatSync(fd).ino) unlinkSync(named);
   } catch {
     // nowhere to be named, or gone already
   }

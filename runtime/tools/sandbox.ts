@@ -40,6 +40,24 @@ export interface ResolvedPath {
 
 const MAX_PATH_CHARS = 4096;
 
+/** Throws the tool's "stopped" failure once the call is cancelled or out of time: tools look between steps. */
+export function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+}
+
+/** Where Linux names an open descriptor's file; null elsewhere. */
+const PROC_FD = existsSync("/proc/self/fd") ? "/proc/self/fd" : null;
+
+/** The path the kernel names for the file open at `fd` (Linux), or null when it cannot say. */
+export function namedPath(fd: number): string | null {
+  if (PROC_FD === null) return null;
+  try {
+    return readlinkSync(`${PROC_FD}/${fd}`);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Whether the file open at `fd` is the one at `real`. The permission check resolved the path, and the open
  * refuses a link only at its last step: a folder on the way that was swapped for a link in between (by any
@@ -47,20 +65,12 @@ const MAX_PATH_CHARS = 4096;
  * open descriptor is on (/proc/self/fd); elsewhere its inode is compared with what `real` names now.
  */
 export function openedAt(fd: number, real: string): boolean {
-  let named: string | null = null;
-  try {
-    named = readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    // no /proc: the inode check below
-  }
+  const named = namedPath(fd);
   if (named !== null) return named === real;
   const st = fstatSync(fd);
   const now = lstatSync(real, { throwIfNoEntry: false });
   return now !== undefined && now.ino === st.ino && now.dev === st.dev;
 }
-
-/** Where Linux names an open descriptor's file; null elsewhere. */
-const PROC_FD = existsSync("/proc/self/fd") ? "/proc/self/fd" : null;
 
 /** A folder opened and checked to be the one at its real path: `path` reaches it whatever becomes of that path. */
 export interface Folder {
@@ -205,7 +215,7 @@ export class Sandbox {
     // the real directory and the path the model knows it by
     const stack: { real: string; abs: string }[] = [{ real: start.real, abs: start.abs }];
     while (stack.length > 0) {
-      if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+      stopIfAborted(signal);
       const dir = stack.pop()!;
       // listed through the opened folder: a folder swapped for a link since it was checked lists nothing
       const folder = openFolder(dir.real);
@@ -228,7 +238,7 @@ export class Sandbox {
         // a folder of many long names: the event loop (timeout=, Ctrl-C) gets its turn between batches
         if (visited % 256 === 0) {
           await new Promise((resolve) => setImmediate(resolve));
-          if (signal.aborted) throw new ToolFailed("stopped: the call was cancelled or ran out of time", "aborted");
+          stopIfAborted(signal);
         }
         const real = path.join(dir.real, e.name);
         const abs = path.join(dir.abs, e.name);
