@@ -6,7 +6,7 @@
 // (they are never recalled again). Each line is signed (index-key.ts): a line that is not, or not with
 // this user's key, makes the index damaged. spec/memory.md §3 "Recall".
 import path from "node:path";
-import type { MemoryFs } from "./fsio.ts";
+import type { MemoryFs, ReadHandle } from "./fsio.ts";
 import { sign, verify } from "./index-key.ts";
 import { sha256 } from "./keys.ts";
 import { forgottenBy, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck } from "./ledger.ts";
@@ -70,11 +70,17 @@ export async function syncFacts(o: SyncOptions): Promise<FactIndex> {
   const found = await fromDisk(o);
   let idx = found === "foreign" ? null : found;
   let rebuilt = false;
-  if (idx === null || !(await stillMatches(o, idx.covered))) {
-    idx = { covered: EMPTY, search: new FactSearch(), file: null };
-    rebuilt = true;
+  const ledger = new LedgerOpener(o);
+  let batch: Batch | null;
+  try {
+    if (idx === null || !(await stillMatches(ledger, idx.covered, o.ledgerSize))) {
+      idx = { covered: EMPTY, search: new FactSearch(), file: null };
+      rebuilt = true;
+    }
+    batch = await readLedger(ledger, idx.covered, o.ledgerSize);
+  } finally {
+    await ledger.close();
   }
-  const batch = await readLedger(o, idx.covered);
   if (batch !== null) {
     idx.search.add(batch.facts.map(([seq, i, ts, text]) => ({ seq, i, ts, text })));
     idx.search.remove(batch.forget.map(([seq, index]) => ({ seq, index })));
@@ -241,51 +247,54 @@ function maxIndexBytes(ledgerSize: number): number {
  * Whether the ledger is the file indexed and still holds, at the same place, the last line the index
  * covers. (An edit in place that keeps both is not seen: deleting recall.jsonl rebuilds it.)
  */
-async function stillMatches(o: SyncOptions, c: Covered): Promise<boolean> {
+async function stillMatches(ledger: LedgerOpener, c: Covered, ledgerSize: number): Promise<boolean> {
   if (c.end === 0) return true;
-  if (c.end > o.ledgerSize || c.lastStart >= c.end || c.end - c.lastStart > MAX_ENTRY_BYTES + 1) return false;
-  const h = await o.fs.openRead(o.ledger);
-  if (h === null) return false;
-  try {
-    if (h.ino !== c.ino) return false;
-    const last = await h.read(c.lastStart, c.end - c.lastStart);
-    return last.length === c.end - c.lastStart && last[last.length - 1] === 0x0a && sha256(last.subarray(0, -1)) === c.lastHash;
-  } finally {
-    await h.close();
+  if (c.end > ledgerSize || c.lastStart >= c.end || c.end - c.lastStart > MAX_ENTRY_BYTES + 1) return false;
+  const h = await ledger.open();
+  if (h === null || h.ino !== c.ino) return false;
+  const last = await h.read(c.lastStart, c.end - c.lastStart);
+  return last.length === c.end - c.lastStart && last[last.length - 1] === 0x0a && sha256(last.subarray(0, -1)) === c.lastHash;
+}
+
+/** The ledger, opened on first need and once for both the check and the read (an open costs more than the read). */
+class LedgerOpener {
+  private handle: Promise<ReadHandle | null> | null = null;
+  constructor(private readonly o: Pick<SyncOptions, "fs" | "ledger">) {}
+  open(): Promise<ReadHandle | null> {
+    return (this.handle ??= this.o.fs.openRead(this.o.ledger));
+  }
+  async close(): Promise<void> {
+    await (await this.handle?.catch(() => null))?.close();
   }
 }
 
 /** The facts of the complete ledger lines after `from.end` (null when there are none). */
-async function readLedger(o: SyncOptions, from: Covered): Promise<Batch | null> {
-  if (o.ledgerSize <= from.end) return null;
-  const h = await o.fs.openRead(o.ledger);
+async function readLedger(ledger: LedgerOpener, from: Covered, ledgerSize: number): Promise<Batch | null> {
+  if (ledgerSize <= from.end) return null;
+  const h = await ledger.open();
   if (h === null) return null;
-  try {
-    const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [], forget: [] };
-    const check = new SequenceCheck(from.seq);
-    let last: Buffer | null = null;
-    for await (const lines of new ForwardLines(h, MAX_ENTRY_BYTES, from.end)) {
-      for (const line of lines) {
-        batch.end = line.start + line.length + 1;
-        batch.lastStart = line.start;
-        last = line.bytes;
-        const e = line.bytes === null ? null : parseEntry(line.bytes);
-        if (e === null || !check.accept(e)) continue;
-        batch.seq = e.seq;
-        e.retain.forEach((t, i) => {
-          if (typeof t === "string") batch.facts.push([e.seq, i, typeof e.ts === "string" ? e.ts : "", t]);
-        });
-        for (const r of forgottenBy(e)) batch.forget.push([r.seq, r.index]);
-      }
+  const batch: Batch = { v: INDEX_VERSION, start: from.end, ...from, ino: h.ino, facts: [], forget: [] };
+  const check = new SequenceCheck(from.seq);
+  let last: Buffer | null = null;
+  for await (const lines of new ForwardLines(h, MAX_ENTRY_BYTES, from.end)) {
+    for (const line of lines) {
+      batch.end = line.start + line.length + 1;
+      batch.lastStart = line.start;
+      last = line.bytes;
+      const e = line.bytes === null ? null : parseEntry(line.bytes);
+      if (e === null || !check.accept(e)) continue;
+      batch.seq = e.seq;
+      e.retain.forEach((t, i) => {
+        if (typeof t === "string") batch.facts.push([e.seq, i, typeof e.ts === "string" ? e.ts : "", t]);
+      });
+      for (const r of forgottenBy(e)) batch.forget.push([r.seq, r.index]);
     }
-    if (batch.end === from.end) return null;
-    // only the last line is checked later (hashed once here, not every line on the way); one too long to
-    // hold cannot be checked: the next use rebuilds (until a line follows it)
-    batch.lastHash = last === null ? "" : sha256(last);
-    return batch;
-  } finally {
-    await h.close();
   }
+  if (batch.end === from.end) return null;
+  // only the last line is checked later (hashed once here, not every line on the way); one too long to
+  // hold cannot be checked: the next use rebuilds (until a line follows it)
+  batch.lastHash = last === null ? "" : sha256(last);
+  return batch;
 }
 
 /**
@@ -334,6 +343,11 @@ export async function indexState(
   const idx = await fromDisk(opts);
   if (idx === "foreign") return { state: "foreign", detail: null };
   if (idx === null) return detail !== null ? { state: "damaged", detail } : { state: "missing", detail: null };
-  if (!(await stillMatches(opts, idx.covered))) return { state: "stale", detail: null };
+  const ledger = new LedgerOpener(o);
+  try {
+    if (!(await stillMatches(ledger, idx.covered, o.ledgerSize))) return { state: "stale", detail: null };
+  } finally {
+    await ledger.close();
+  }
   return { state: "ok", detail: null };
 }

@@ -6,7 +6,7 @@ import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { assertProjectRootReal, BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
 import type { TailCache, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
@@ -140,17 +140,19 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
       if (mode === "continue") preloadSecretRules();
       let realDir: string | null;
       try {
-        // mkdir -p succeeds on an existing symlink, so containment is checked once the path exists (and a
-        // project's root before anything is made through it)
-        assertProjectRootReal(loc.scope, loc.root);
-        if (mode === "continue") await fs.mkdirp(loc.dir);
-        else if ((await fs.size(loc.dir)) === null) {
-          // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
-          const session = new Session(shared, loc, prov, null, null, query);
-          await session.load();
-          return session;
-        }
+        // a project's root is checked before anything is made through it; mkdir -p succeeds on an
+        // existing symlink, so containment is checked again once the path exists
         realDir = await verifyContainment(loc);
+        if (realDir === null) {
+          if (mode !== "continue") {
+            // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
+            const session = new Session(shared, loc, prov, null, null, query);
+            await session.load();
+            return session;
+          }
+          await fs.mkdirp(loc.dir);
+          realDir = await verifyContainment(loc);
+        }
       } catch (err) {
         if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
         if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${loc.root}, or a folder on the way to it, is a file, not a directory`);
