@@ -1,5 +1,8 @@
 // The `vvm-memory` channel: find and strip fenced blocks, parse and check a patch, and split
 // digest.md into its front matter (per-memory settings) and the body that is injected.
+// js-yaml rather than the yaml package the script and test files use: digest.md's front matter comes from
+// a cloned repository or a model's patch, and js-yaml stops nesting at 100 levels before its recursion
+// goes deep, where the yaml package recurses until the stack runs out (about 800 levels)
 import { CORE_SCHEMA, load } from "js-yaml";
 
 export const DEFAULT_DIGEST_LIMIT = 12_000;

@@ -177,6 +177,15 @@ describe("parseDigest", () => {
     // plain data only: a type tag is not YAML this runtime reads, and a date stays text
     expect(parseDigest(buf('---\nread_only: !!js/function "function () { return true }"\n---\nb')).unusable).toMatch(/not valid YAML/);
     expect(parseDigest(buf("---\nread_only: 2026-01-01\n---\nb")).notes[0]).toMatch(/read_only must be true or false/);
+    expect(parseDigest(buf("---\nread_only: !!binary aGVsbG8=\n---\nb")).unusable).toMatch(/not valid YAML/);
+    // a merge key is an ordinary, unknown setting: it merges nothing into the settings
+    const merged = parseDigest(buf("---\n<<: {read_only: true}\n---\nb"));
+    expect([merged.unusable, merged.settings.readOnly, merged.notes[0]]).toEqual([null, false, expect.stringMatching(/setting '<<' is not known/)]);
+    // nesting is bounded before the parser's recursion goes deep (a cloned repository's digest.md)
+    const nested = (depth: number) => buf(`---\nnote: ${"[".repeat(depth)}${"]".repeat(depth)}\n---\nb`);
+    expect(parseDigest(nested(99)).unusable).toBeNull();
+    expect(parseDigest(nested(100)).unusable).toMatch(/not valid YAML \(nesting exceeded maxDepth \(100\)/);
+    expect(parseDigest(nested(100_000)).unusable).toMatch(/not valid YAML \(nesting exceeded maxDepth \(100\)/);
     // a block with only a `# line` is Markdown (a heading between two rules), not settings
     const commented = parseDigest(buf("---\n# nothing set\n---\nb"));
     expect([commented.prefix, commented.body]).toEqual(["", "---\n# nothing set\n---\nb"]);
