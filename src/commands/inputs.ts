@@ -89,7 +89,7 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
   return values;
 }
 
-/** An --input file is read up to this size: inputs are data for the program, and a device or pipe may never end. */
+/** An --input file (or standard input) is read up to this size: inputs are data for the program, and a device or pipe may never end. */
 export const MAX_INPUT_BYTES = 64 * 2 ** 20;
 
 /** The file's bytes, or null when it holds more than MAX_INPUT_BYTES. */
@@ -113,7 +113,7 @@ async function readCapped(file: string): Promise<Uint8Array | null> {
 async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
   let bytes: Uint8Array | null;
   try {
-    bytes = file === "-" ? await io.readStdin() : await readCapped(path.resolve(io.cwd, file));
+    bytes = file === "-" ? await io.readStdin(MAX_INPUT_BYTES) : await readCapped(path.resolve(io.cwd, file));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;

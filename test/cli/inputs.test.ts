@@ -1,7 +1,9 @@
 // Program inputs through the real CLI, in-process: `vvm run --input FILE|- --arg name=value` against the
 // program's `input` declarations, and the list `vvm check` prints (spec/inputs.md).
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { closeSync, openSync } from "node:fs";
+import { collect, runCli, spawnCli } from "../support/cli.ts";
+import { MAX_INPUT_BYTES } from "../../src/commands/inputs.ts";
 import { writeProgram } from "../support/program.ts";
 
 const PROGRAM = [
@@ -88,6 +90,19 @@ describe("vvm run --input", () => {
 
   it("a second --input is a usage error rather than a silent replacement", async () => {
     usage(await run(["--input", "a.json", "--input", "b.json"], { files: { "a.json": "{}", "b.json": "{}" } }), "argument 'b.json' is invalid. --input is already a.json: give one file");
+  });
+
+  it("reads standard input only up to the cap: a pipe that never ends is refused, not read into memory", async () => {
+    usage(await run(["--input", "-"], { stdin: new Uint8Array(MAX_INPUT_BYTES + 1).fill(0x20) }), "vvm: --input <stdin>: larger than 64 MiB");
+    const p = prog();
+    const zero = openSync("/dev/zero", "r");
+    try {
+      const r = await collect(spawnCli(["run", "main.vvm", "--provider", "sim", "--input", "-"], { cwd: p.dir, stdinFd: zero }));
+      usage(r, /\nvvm: --input <stdin>: larger than 64 MiB\n$/);
+    } finally {
+      closeSync(zero);
+      p.cleanup();
+    }
   });
 
   it("malformed stdin names <stdin>", async () => {

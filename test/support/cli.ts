@@ -22,6 +22,8 @@ export interface CliOptions {
   stdin?: string | Uint8Array;
   /** spawnCli only: a file descriptor for the child's stdout instead of a pipe */
   stdoutFd?: number;
+  /** spawnCli only: a file descriptor the child reads as standard input (default: none) */
+  stdinFd?: number;
   /** in-process only: a person at a terminal, giving this answer to any question (default: no terminal) */
   answer?: string | null;
 }
@@ -51,7 +53,10 @@ export function testIO(write: (stream: "out" | "err", s: string) => void, opts: 
     cwd: opts.cwd ?? ROOT,
     stderrIsTTY: opts.stderrIsTTY ?? false,
     signal: opts.signal ?? new AbortController().signal,
-    readStdin: async () => (typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array())),
+    readStdin: async (limit) => {
+      const bytes = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array());
+      return bytes.length > limit ? null : bytes;
+    },
     ask:
       opts.answer === undefined
         ? undefined
@@ -74,7 +79,7 @@ export function spawnCli(args: string[], opts: CliOptions = {}) {
   return spawn(process.execPath, ["--import", import.meta.resolve("tsx"), path.join(ROOT, "src/main.ts"), ...args], {
     cwd: opts.cwd ?? ROOT,
     env: testEnv(opts.env),
-    stdio: ["ignore", opts.stdoutFd ?? "pipe", "pipe"],
+    stdio: [opts.stdinFd ?? "ignore", opts.stdoutFd ?? "pipe", "pipe"],
   });
 }
 
