@@ -39,7 +39,8 @@ function endOfSource(text: string): Span {
   return { line, col, endLine: line, endCol: col };
 }
 
-function showChar(ch: string): string {
+/** One character for a message: by its code point when it shows as nothing or as something else. */
+export function showChar(ch: string): string {
   const code = ch.codePointAt(0)!;
   const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
   // one that shows as nothing (a control, a format character such as U+200B or the byte-order mark) is

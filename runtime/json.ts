@@ -1,6 +1,7 @@
 // JSON text into VVM values, with the line and column of the first problem. Shared by `json(text)` in the
 // standard library and by `vvm run --input/--arg`. JSON.parse would do the parsing, but its messages name
 // neither the line nor (on every Node version) the position, and its objects would need a second pass into Maps.
+import { showChar } from "../grammar/index.ts";
 import type { Value, VObject } from "./values.ts";
 
 /** Objects and lists nested deeper than this are refused: deeper values would overflow later recursive walks. */
@@ -103,8 +104,7 @@ class Parser {
       return `'${w}'${hint}`;
     }
     const ch = String.fromCodePoint(this.text.codePointAt(at)!);
-    const shown = ch < " " ? `U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}` : `'${ch}'`;
-    return ch === "'" ? "a single quote (JSON strings use double quotes)" : shown;
+    return ch === "'" ? "a single quote (JSON strings use double quotes)" : showChar(ch);
   }
 
   value(): Value {

@@ -49,7 +49,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     inputs = await collectInputs(checked, flags, io);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`vvm: ${err.message}\n`);
+    // one line, whatever the input's names, descriptions or path hold
+    io.stderr.write(`vvm: ${printable(err.message, false)}\n`);
     return EXIT.usage;
   }
 

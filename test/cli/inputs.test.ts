@@ -158,6 +158,17 @@ describe("missing inputs", () => {
     expect(r.stderr).not.toContain("ANTHROPIC_API_KEY");
   });
 
+  it("prints a usage error as one line with control characters escaped, from the program or the input file", async () => {
+    const source = 'input w: "multi\\nline\\u001b[31m"\nexport w\n';
+    let r = await run([], { source });
+    usage(r, "vvm: missing input 'w' (multi\\u000aline\\u001b[31m): pass --arg w=VALUE");
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+    r = await run(["--input", "in.json"], { source, files: { "in.json": '{"a\\u001b[31mred\\nsecond line": 1}' } });
+    usage(r, "vvm: --input in.json: field 'a\\u001b[31mred\\u000asecond line' is not an input of the program");
+    // a control character where a JSON value belongs is named by its code point, C1 ones too
+    usage(await run(["--input", "in.json"], { source, files: { "in.json": '{"w": \u009b1}' } }), "vvm: --input in.json:1:7: expected a JSON value, found U+009B");
+  });
+
   it("lists every missing input", async () => {
     const source = 'input a: "first"\ninput b\ninput c = 1\nexport pack(a, b, c)\n';
     usage(await run([], { source }), "vvm: missing inputs 'a' (first), 'b': pass --arg a=VALUE for each");
