@@ -32,6 +32,17 @@ describe("parseJson", () => {
     );
   });
 
+  it("decodes any string's escapes as JSON.parse does, lone surrogates and \\u forms included", () => {
+    // any text as JSON writes it, or an escape as a person may write it
+    const piece = fc.oneof(fc.string({ unit: "binary" }).map((x) => JSON.stringify(x).slice(1, -1)), fc.constantFrom("\\u00e9", "\\ud800", "\\uDC00x", "\\n\\t", '\\"', "\\\\", "\\/"));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const text = `"${pieces.join("")}"`;
+        expect(ok(text)).toBe(JSON.parse(text));
+      }),
+    );
+  });
+
   it("reads strings with every escape, null as unit, objects in key order", () => {
     const r = parseJson('{"b": "\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00", "a": null, "b2": [] }');
     expect(r.ok).toBe(true);
