@@ -84,7 +84,8 @@ export class Costs {
   /**
    * Under `--max-cost`, whether a call to `model` with a prompt of `promptChars()` characters may start: null
    * when it may, else why not. It may not once the money spent plus the prompt's estimated price at the
-   * uncached input rate passes the cap, nor when the model has no price (nothing could bound it).
+   * uncached input rate (the long-prompt rate past its threshold) passes the cap, nor when the model has no
+   * price (nothing could bound it).
    */
   admit(model: string, promptChars: () => number): string | null {
     if (this.maxCost === null) return null;
@@ -93,7 +94,7 @@ export class Costs {
     let why: string | null = null;
     if (!p) why = `model ${model} has no price (VVM_PRICES can give it one), so --max-cost ${cap} cannot bound this call`;
     else {
-      const estimate = (estimateTokens(promptChars()) * p.input) / 1_000_000;
+      const estimate = dollars(p, { inputTokens: estimateTokens(promptChars()), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
       const spent = this.spent;
       if (spent + estimate > this.maxCost) {
         why = `--max-cost ${cap} reached: ${formatDollars(spent)} spent, and this call's prompt alone is about ${formatDollars(estimate)}; no new calls start`;

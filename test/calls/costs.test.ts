@@ -78,6 +78,10 @@ describe("costs by agent", () => {
     expect(c.admit("claude-sonnet-5-5", () => 40)).toBeNull();
     expect(c.admit("my-model-7", () => 1)).toMatch(/model my-model-7 has no price/);
     expect(c.refused).toBe(2);
+    // a prompt past the long-prompt threshold is estimated at the long-prompt rate, as it is billed
+    const haiku = new Costs(DEFAULT_PRICES, 0.05);
+    expect(haiku.admit("claude-haiku-5-5", () => 4 * 99_000)).toBeNull();
+    expect(haiku.admit("claude-haiku-5-5", () => 4 * 200_000)).toBe("--max-cost $0.05 reached: $0.00 spent, and this call's prompt alone is about $0.10; no new calls start");
     // no cap: nothing is refused and the prompt is never measured
     expect(new Costs(DEFAULT_PRICES, null).admit("my-model-7", () => { throw new Error("measured"); })).toBeNull();
   });
