@@ -405,14 +405,16 @@ export class ScriptProvider implements Provider {
   /** Records a call no rule answered; under `strict` it fails (never retried: no rule will answer it later). */
   private miss(call: Unanswered): void {
     this.unanswered.push(call);
-    if (this.strict) throw new ProviderError("rejected", `--strict-script: no script rule answers ${describeUnanswered(call)}`, false, null, "script-unanswered");
+    // the call by its place only: the message reaches the trace, which never holds a task's text
+    if (this.strict) throw new ProviderError("rejected", `--strict-script: no script rule answers ${describeUnanswered(call, undefined, false)}`, false, null, "script-unanswered");
   }
 }
 
-/** `agent call 'acme' at main.vvm:4:7: "Triage this ticket…"`, for messages (the file by its name only). */
-export function describeUnanswered(call: Unanswered, showPath: (file: string) => string = (f) => path.basename(f)): string {
+/** `agent call 'acme' at main.vvm:4:7: "Triage this ticket…"`, for messages (the file by its name only; the text unless `withText` is false). */
+export function describeUnanswered(call: Unanswered, showPath: (file: string) => string = (f) => path.basename(f), withText = true): string {
   const what = call.kind === "agent" ? `agent call '${call.agent}'` : `${call.kind} judge`;
-  return `${what} at ${showPath(call.site.path)}:${call.site.span.line}:${call.site.span.col}: ${preview(call.text)}`;
+  const at = `${what} at ${showPath(call.site.path)}:${call.site.span.line}:${call.site.span.col}`;
+  return withText ? `${at}: ${preview(call.text)}` : at;
 }
 
 function preview(text: string, max = 60): string {

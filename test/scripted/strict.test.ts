@@ -1,6 +1,7 @@
 // --strict-script through the real CLI: a call or judge no rule answers is error(kind="rejected") naming the
 // call, the run exits 1 even when the program handled that error, and the rules never used are listed.
 // Without it the simulator answers, and one warning says so.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
 import { writeProgram } from "../support/program.ts";
@@ -13,10 +14,12 @@ urgent = ?\`the ticket is urgent\`(a)
 export pack(a, b, urgent)
 `;
 
+/** The run's result, and its --trace file when a flag asks for `t.jsonl`. */
 async function run(script: string, ...flags: string[]) {
   const p = writeProgram({ "main.vvm": PROGRAM, "s.yaml": script });
   try {
-    return await runCli(["run", "main.vvm", "--script", "s.yaml", ...flags], { cwd: p.dir });
+    const r = await runCli(["run", "main.vvm", "--script", "s.yaml", ...flags], { cwd: p.dir });
+    return { ...r, trace: flags.includes("t.jsonl") ? readFileSync(p.file("t.jsonl"), "utf8") : "" };
   } finally {
     p.cleanup();
   }
@@ -38,11 +41,14 @@ describe("vvm run --strict-script", () => {
   });
 
   it("an unanswered call is error(kind=\"rejected\") naming the agent, the site and the task; the run exits 1", async () => {
-    const r = await run(`- { agent: acme, reply: "triaged" }\n- { kind: predicate, verdict: true }\n`, "--strict-script");
+    const r = await run(`- { agent: acme, reply: "triaged" }\n- { kind: predicate, verdict: true }\n`, "--strict-script", "--trace", "t.jsonl");
     expect(r.code).toBe(1);
+    // the trace names the call's failure, never its task
+    expect(r.trace).toContain("no script rule answers agent call 'support' at main.vvm:4:5");
+    expect(r.trace).not.toContain("Summarise");
     const out = JSON.parse(r.stdout) as { b: { error: { kind: string; message: string } } };
     expect(out.b.error.kind).toBe("rejected");
-    expect(out.b.error.message).toBe(`--strict-script: no script rule answers agent call 'support' at main.vvm:4:5: "Summarise the day's tickets for the team lead"`);
+    expect(out.b.error.message).toBe(`--strict-script: no script rule answers agent call 'support' at main.vvm:4:5`);
     expect(r.stderr).toContain(`vvm: --strict-script: no rule of s.yaml answered 1 call; each got error(kind="rejected"):\n  agent call 'support' at main.vvm:4:5: "Summarise the day's tickets for the team lead"\n`);
     expect(r.stderr).not.toContain("[sim:");
   });
