@@ -104,12 +104,34 @@ export function makeError(kind: string, message: string, data?: Value): VObject 
 }
 
 /** One step of a raise's way out: a function it left (called at `site`), or a `map`/`pmap` item it ended. */
-export type RaiseStep = { kind: "call"; fn: string; site: Site } | { kind: "item"; fn: string; index: number; count: number; site: Site };
+export type RaiseStep =
+  | { kind: "call"; fn: string; site: Site }
+  | { kind: "item"; fn: string; index: number; count: number; site: Site }
+  /** steps left out between the innermost and the outermost ones of a deep trail */
+  | { kind: "omitted"; count: number };
+
+/** Steps a traceback keeps at each end: deep recursion must not make a raise carry a thousand frames. */
+const TRAIL_END = 32;
 
 /** A raised error travelling up the JS stack. `value` is the VVM error value. */
 export class VvmRaise extends Error {
-  /** where it travelled, innermost first (the traceback of an uncaught raise) */
+  /**
+   * where it travelled, innermost first (the traceback of an uncaught raise): the innermost and the
+   * outermost TRAIL_END steps, with one `omitted` step between them counting the rest
+   */
   readonly trail: RaiseStep[] = [];
+
+  /** One step outward: a function's frame, or the item of a map or pmap, the raise left. */
+  step(s: RaiseStep): void {
+    const t = this.trail;
+    if (t.length === 2 * TRAIL_END) t.splice(TRAIL_END, 1, { kind: "omitted", count: 1 });
+    else if (t.length > 2 * TRAIL_END) {
+      // the oldest outer step joins the omitted ones
+      t.splice(TRAIL_END + 1, 1);
+      (t[TRAIL_END] as { count: number }).count++;
+    }
+    t.push(s);
+  }
 
   constructor(
     readonly value: Value,

@@ -15,7 +15,7 @@ export function map(args: Value[], kwargs: Map<string, Value> | null, it: Value,
 export function mapFrom(name: string, xs: Value[], f: VFunction, start: number, out: Value[], it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
   // a raise that ends an item says which one, for the traceback
   const ended = (err: unknown, i: number) => {
-    if (err instanceof VvmRaise) err.trail.push({ kind: "item", fn: name, index: i, count: xs.length, site });
+    if (err instanceof VvmRaise) err.step({ kind: "item", fn: name, index: i, count: xs.length, site });
     return err;
   };
   for (let i = start; i < xs.length; i++) {

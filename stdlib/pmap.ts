@@ -49,7 +49,7 @@ async function concurrent(xs: Value[], f: VFunction, limit: number, it: Value, s
         results[i] = r;
         if (isErrorValue(r)) fail(i);
       } catch (err) {
-        if (err instanceof VvmRaise) err.trail.push({ kind: "item", fn: "pmap", index: i, count: n, site });
+        if (err instanceof VvmRaise) err.step({ kind: "item", fn: "pmap", index: i, count: n, site });
         raised[i] = err;
         fail(i);
       }

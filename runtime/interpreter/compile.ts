@@ -1221,9 +1221,6 @@ export class ModuleCompiler {
   }
 }
 
-/** Steps a traceback keeps: deep recursion must not make a raise carry a thousand frames. */
-const MAX_TRAIL = 64;
-
 /** A user `def` closed over the frame it was defined in. */
 class UserFunction implements VFunction {
   readonly type = "function";
@@ -1293,7 +1290,7 @@ class UserFunction implements VFunction {
 
   /** A raise leaving this function notes it, with the call site, for the traceback. */
   private leaving(err: unknown, site: Site): unknown {
-    if (err instanceof VvmRaise && err.trail.length < MAX_TRAIL) err.trail.push({ kind: "call", fn: this.name, site });
+    if (err instanceof VvmRaise) err.step({ kind: "call", fn: this.name, site });
     return err;
   }
 

@@ -136,6 +136,21 @@ function describeErrorExports(failed: [string, Value][]): string {
 const ERROR_CHARS = 100_000;
 
 /** The error value, where it was raised, and the way it travelled out: each function left and each map/pmap item ended. */
+function describeStep(step: RaiseStep, where: (s: Site) => string): string {
+  switch (step.kind) {
+    case "call":
+      return `in ${printable(step.fn, false)}(), called at ${where(step.site)}`;
+    case "item":
+      return `in ${step.fn} item ${step.index} of ${step.count} (0-based), at ${where(step.site)}`;
+    case "omitted":
+      return `… ${step.count} more step${step.count === 1 ? "" : "s"} left out …`;
+    default: {
+      const never: never = step;
+      return never;
+    }
+  }
+}
+
 function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean, trail: RaiseStep[] = []): string {
   const c = pc.createColors(color);
   const where = (s: Site) => `${displayPath(s.path, io)}:${s.span.line}:${s.span.col}`;
@@ -146,9 +161,7 @@ function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boo
   const lines = [`${c.red("uncaught error")}${at}:`, printable(shown)];
   if (trail.length > 0) {
     lines.push("traceback, innermost first:");
-    for (const step of trail) {
-      lines.push(step.kind === "call" ? `  in ${printable(step.fn, false)}(), called at ${where(step.site)}` : `  in ${step.fn} item ${step.index} of ${step.count} (0-based), at ${where(step.site)}`);
-    }
+    for (const step of trail) lines.push(`  ${describeStep(step, where)}`);
   }
   return lines.join("\n");
 }

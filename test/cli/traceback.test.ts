@@ -32,12 +32,17 @@ describe("tracebacks", () => {
     expect(r.stderr).toContain([`traceback, innermost first:`, `  in one(), called at ${r.name}:9:7`, `  in pmap item 2 of 4 (0-based), at ${r.name}:9:7`].join("\n"));
   });
 
-  it("a raise at the top level has no traceback lines, and deep recursion keeps at most 64", async () => {
+  it("a raise at the top level has no traceback lines, and deep recursion keeps its 32 innermost and 32 outermost steps", async () => {
     const top = await run(['raise "at the top"', ""].join("\n"));
     expect(top.stderr).toContain(`uncaught error at ${top.name}:1:1:`);
     expect(top.stderr).not.toContain("traceback");
     const deep = await run(["def down(n):", "  if n == 0:", '    raise "bottom"', "  return down(n - 1)", "", "x = down(200)", "export x", ""].join("\n"));
     expect(deep.code).toBe(1);
     expect(deep.stderr.match(/^ {2}in down\(\)/gm)).toHaveLength(64);
+    expect(deep.stderr).toContain(`  in down(), called at ${deep.name}:4:10\n  … 137 more steps left out …\n  in down(), called at ${deep.name}:4:10\n`);
+    expect(deep.stderr).toContain(`  in down(), called at ${deep.name}:6:5\nvvm: 0 calls`);
+    // the outer frames a deep recursion used to hide: the function and the pmap item it started in
+    const inner = await run(["def f(n):", "  if n == 0:", '    raise "bottom"', "  return f(n - 1)", "", "def g(x):", "  return f(100)", "", "r = pmap([1, 2, 3], g)", "export r", ""].join("\n"));
+    expect(inner.stderr).toMatch(/\n {2}… 39 more steps left out …\n(?: {2}in f\(\), called at .*:4:10\n){29} {2}in f\(\), called at .*:7:10\n {2}in g\(\), called at .*:9:5\n {2}in pmap item 0 of 3 \(0-based\), at .*:9:5\nvvm: 0 calls/);
   });
 });
