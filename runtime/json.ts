@@ -270,7 +270,13 @@ class Parser {
     if (next === ".") throw new Problem(`expected a digit after '.', found ${this.found(start + len + 1)}`, start + len + 1);
     if (next === "e" || next === "E") throw new Problem(`expected the exponent's digits, found ${this.found(start + len + 1)}`, start + len + 1);
     const n = Number(r[0]);
-    if (!Number.isFinite(n)) throw new Problem(`the number ${r[0].length > 40 ? r[0].slice(0, 40) + "…" : r[0]} is too large`, start);
+    const shown = r[0].length > 40 ? r[0].slice(0, 40) + "…" : r[0];
+    if (!Number.isFinite(n)) throw new Problem(`the number ${shown} is too large`, start);
+    // an id such as 12345678901234567890 would silently become 12345678901234567000 (an integer a
+    // number holds exactly, such as 2^60 or JSON.stringify's 100000000000000000000, is read as it is)
+    if (r[2] === undefined && r[3] === undefined && !Number.isSafeInteger(n) && BigInt(r[0]) !== BigInt(n)) {
+      throw new Problem(`the integer ${shown} cannot be held exactly (a number holds every integer up to 9007199254740991, and only some beyond); write it as a string`, start);
+    }
     this.pos = start + len;
     return n;
   }

@@ -121,6 +121,9 @@ describe("vvm run --arg", () => {
   it("JSON the runtime refuses is a usage error, as in an --input file, never quietly text", async () => {
     const source = ["input a", "export a", ""].join("\n");
     usage(await run(["--arg", "a=1e400"], { source }), "vvm: --arg a: the number 1e400 is too large");
+    // an id past 2^53 would change silently; as a JSON string it is kept as written
+    usage(await run(["--arg", "a=12345678901234567890"], { source }), "vvm: --arg a: the integer 12345678901234567890 cannot be held exactly");
+    expect(JSON.parse((await run(["--arg", 'a="12345678901234567890"'], { source })).stdout)).toMatchObject({ a: "12345678901234567890" });
     const deep = "[".repeat(1500) + "]".repeat(1500);
     const r = await run(["--arg", `a=${deep}`], { source });
     expect(r.code).toBe(64);

@@ -43,6 +43,10 @@ describe("parseJson", () => {
     );
   });
 
+  it("reads an integer past 2^53 that a number holds exactly, as JSON.stringify writes one", () => {
+    expect(ok("[9007199254740992, 100000000000000000000, -1152921504606846976]")).toEqual([2 ** 53, 1e20, -(2 ** 60)]);
+  });
+
   it("reads strings with every escape, null as unit, objects in key order", () => {
     const r = parseJson('{"b": "\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00", "a": null, "b2": [] }');
     expect(r.ok).toBe(true);
@@ -83,6 +87,8 @@ describe("parseJson", () => {
     ["-x", "1:2 expected a number after '-', found 'x'"],
     [".5", "1:1 expected a JSON value, found '.'"],
     ["1e400", "1:1 the number 1e400 is too large"],
+    ["[9007199254740993]", "1:2 the integer 9007199254740993 cannot be held exactly (a number holds every integer up to 9007199254740991, and only some beyond); write it as a string"],
+    ['{"id": -12345678901234567890}', "1:8 the integer -12345678901234567890 cannot be held exactly (a number holds every integer up to 9007199254740991, and only some beyond); write it as a string"],
     ['"abc', "1:1 the string that starts at line 1, column 1 is never closed"],
     ['["a\nb"]', "1:4 a string cannot hold the control character U+000A: write it as \\n"],
     ['"\\q"', "1:2 unknown escape '\\q' in a string (JSON knows \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"],
