@@ -44,6 +44,7 @@ export const CODES = {
   W024: "execute globs not enforceable with bash",
   /** project addition: an imported skill whose SKILL.md cannot be loaded (spec/diagnostics.md) */
   W025: "skill cannot be loaded",
+  W026: "permission glob leads out through a link",
   W030: "unused variable",
   W031: "exported value never assigned",
   /** project addition: a name nothing binds (spec/diagnostics.md) */

@@ -1,5 +1,6 @@
 // `checkProgram`: load every module of a program, build the skill registry, resolve names, and collect
 // all diagnostics (spec/language.md §16). Never throws for a user's mistake; spec/diagnostics.md lists every code.
+import path from "node:path";
 import type { AgentDecl, ExportStmt, InputDecl, Program, Span } from "../grammar/ast.ts";
 import { diagnostic, sortDiagnostics, sourceLine, type Diagnostic } from "../grammar/diagnostics.ts";
 import { expressionKey } from "../grammar/index.ts";
@@ -78,6 +79,7 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
         skills: moduleSkills.get(m.path) ?? new Set(),
         externallyUsed: externallyUsed.get(m.path) ?? new Set(),
         importedBy: importedBy.get(m.path) ?? null,
+        programDir: path.dirname(loaded.entry),
       });
       // (a loop: a spread of 200,000 warnings would overflow the argument limit)
       for (const d of found) diags.push(d);

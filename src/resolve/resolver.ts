@@ -14,6 +14,7 @@ import {
   literalString,
   optionValueProblem,
 } from "./agent-config.ts";
+import { linkedGlobProblems } from "./glob-links.ts";
 import { returnsProblems } from "./returns.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
@@ -30,6 +31,8 @@ export interface ModuleEnv {
   externallyUsed: ReadonlySet<string>;
   /** how the first module importing this one is shown, or null for the entry (only the entry takes inputs, E023) */
   importedBy: string | null;
+  /** the entry program's folder, which relative permission globs are read from (W026) */
+  programDir: string;
 }
 
 
@@ -206,6 +209,7 @@ class Resolver {
     for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
     for (const p of returnsProblems(kw)) this.report(p.code, p.message, p.span);
     for (const p of ungrantedProblems(kw)) this.report(p.code, p.message, p.at.span);
+    for (const p of linkedGlobProblems(kw, this.env.programDir)) this.report("W026", p.message, p.at.span);
     if (kw.name !== "skills" || kw.value.kind !== "List") return;
     // `.with(skills=[])` deliberately removes skills; only a declaration's empty list is suspicious.
     if (kind === "decl" && kw.value.items.length === 0) this.report("W011", "empty skills list: remove it or name the skills", kw.value.span);

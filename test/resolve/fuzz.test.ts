@@ -84,6 +84,7 @@ describe("resolver robustness", () => {
         if (!parsed.program) return;
         const started = performance.now();
         const found = resolveModule("/virtual/main.vvm", parsed.program, buildLayout(parsed.program), {
+          programDir: "/virtual",
           importedAgents: new Map(),
           skills: new Set(["s"]),
           externallyUsed: new Set(),
