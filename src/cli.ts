@@ -62,8 +62,10 @@ function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
 
 /** `--max-cost`: dollars, such as 0.50 or $2 */
 function dollarsArg(value: string): number {
-  const n = Number(value.trim().replace(/^\$/, ""));
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected an amount of dollars above 0, such as 0.50 or $2");
+  // decimal digits only: Number() would also read 0x10 as 16 and 1e3 as 1000
+  const m = /^\$?(\d+(?:\.\d*)?|\.\d+)$/.exec(value.trim());
+  const n = m ? Number(m[1]) : NaN;
+  if (!(n > 0)) throw new InvalidArgumentError("expected an amount of dollars above 0, such as 0.50 or $2");
   return n;
 }
 
