@@ -227,7 +227,7 @@ function parseRule(node: YamlNode, index: number, at: (n: YamlNode | Pair | null
       const k = scalarKey(p);
       const n = isScalar(p.value) ? p.value.value : undefined;
       if (!USAGE_FIELDS.includes(k)) fail("usage", `unknown field "${k}" (expected one of: ${USAGE_FIELDS.join(", ")})`);
-      if (typeof n !== "number" || !Number.isInteger(n) || n < 0) fail("usage", `${k}: expected a whole number of at least 0`);
+      if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) fail("usage", `${k}: expected a whole number from 0 to 9007199254740991`);
       u[k as keyof typeof u] = n as number;
     }
     usage = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadTokens: u.cache_read_tokens, cacheWriteTokens: u.cache_write_tokens };

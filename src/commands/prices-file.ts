@@ -33,7 +33,10 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
     const price: Partial<Record<keyof ModelPrice, number>> = {};
     for (const [key, value] of Object.entries(rates)) {
       if (!Object.hasOwn(FIELDS, key)) throw bad(`${JSON.stringify(model)}: unknown field ${JSON.stringify(key)} (expected ${Object.keys(FIELDS).join(", ")})`);
-      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0`);
+      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+        // JSON.parse reads 1e400 as Infinity: say so rather than that it is below 0
+        throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0${value === Infinity ? " (this one is too large)" : ""}`);
+      }
       price[FIELDS[key as keyof typeof FIELDS]] = value;
     }
     const missing = Object.keys(FIELDS).filter((k) => price[FIELDS[k as keyof typeof FIELDS]] === undefined);

@@ -193,6 +193,7 @@ describe("cost through vvm run", () => {
       ['{"m": {"input": 1}}', /"m": missing output, cache_write, cache_read/],
       ['{"m": {"input": -1, "output": 1, "cache_write": 1, "cache_read": 1}}', /"m"\.input: expected dollars per million tokens/],
       ['{"m": {"inputs": 1}}', /"m": unknown field "inputs"/],
+      ['{"m": {"input": 1e400, "output": 1, "cache_write": 1, "cache_read": 1}}', /"m"\.input: expected dollars per million tokens, a number of at least 0 \(this one is too large\)/],
     ] as const) {
       await writeFile(path.join(dir, "prices.json"), body);
       const res = await runCli(["run", "own.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "prices.json" } });

@@ -41,6 +41,7 @@ describe("validation", () => {
     ["error field", "- error: { kind: rejected, code: 1 }", 'rule 1: error: unknown field "code"'],
     ["retry_after", "- error: { kind: rejected, retry_after: 2 }", 'rule 1: error: retry_after: expected a duration such as "1s"'],
     ["usage field", "- reply: x\n  usage: { tokens: 3 }", 'rule 1: usage: unknown field "tokens"'],
+    ["usage count", "- reply: x\n  usage: { input_tokens: 100000000000000000000000 }", "rule 1: usage: input_tokens: expected a whole number from 0 to 9007199254740991"],
     ["duplicate key", "- reply: x\n  reply: y", "s.yaml:2:3: not valid YAML or JSON"],
     ["second rule", "- reply: x\n- reply: y\n  times: -1", "s.yaml:3:10: rule 2: times:"],
   ];
