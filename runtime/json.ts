@@ -272,9 +272,9 @@ class Parser {
     const n = Number(r[0]);
     const shown = r[0].length > 40 ? r[0].slice(0, 40) + "…" : r[0];
     if (!Number.isFinite(n)) throw new Problem(`the number ${shown} is too large`, start);
-    // an id such as 12345678901234567890 would silently become 12345678901234567000 (an integer a
-    // number holds exactly, such as 2^60 or JSON.stringify's 100000000000000000000, is read as it is)
-    if (r[2] === undefined && r[3] === undefined && !Number.isSafeInteger(n) && BigInt(r[0]) !== BigInt(n)) {
+    // an id such as 12345678901234567890 would silently become 12345678901234567000; an integer a number
+    // holds exactly (2^60), or as JSON.stringify writes one (36031261649790970), is read as it is
+    if (r[2] === undefined && r[3] === undefined && !Number.isSafeInteger(n) && String(n) !== r[0] && BigInt(r[0]) !== BigInt(n)) {
       throw new Problem(`the integer ${shown} cannot be held exactly (a number holds every integer up to 9007199254740991, and only some beyond); write it as a string`, start);
     }
     this.pos = start + len;
