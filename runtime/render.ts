@@ -29,11 +29,12 @@ export function interpolate(v: Value, input: Value): string {
 
 /**
  * A value in a bare template: strings as they are, lists and objects as compact JSON, whole (ValueTooLarge past
- * JSON_TEXT_LIMIT), or with `cut`, the JSON's first `cut` characters.
+ * JSON_TEXT_LIMIT). With `cut`, a preview for a person (narration): the JSON's first `cut` characters, keys in
+ * the value's own order, so what it starts with shows first (an error's `kind` before its `data`).
  */
 export function renderWhole(v: Value, cut?: number): string {
   if (typeof v === "string") return v;
-  if (Array.isArray(v) || (v instanceof Map && !isRef(v))) return compact(v, cut);
+  if (Array.isArray(v) || (v instanceof Map && !isRef(v))) return cut === undefined ? compact(v) : jsonText(v, { limit: cut, cut: true });
   return scalar(v);
 }
 

@@ -73,11 +73,11 @@ describe("--narrate", () => {
       "ok = true  main.vvm:5:1",
       "→ @writer #4 (claude-sonnet-5-5)  main.vvm:6:7",
       "← @writer #4 T 0 in / 0 out tok error(kind=rejected)  main.vvm:6:7",
-      'bad = {"error":{"data":{"attempts":1,"model":"claude-sonnet-5-5",…  main.vvm:6:1',
+      'bad = {"error":{"kind":"rejected","message":"scripted rejected (H…  main.vvm:6:1',
       // the exports, as the run ends
       'export notes = ["a note\\u001b[2J","a note\\u001b[2J"] (2 items)',
       "export ok = true",
-      'export bad = {"error":{"data":{"attempts":1,"model":"claude-sonnet-5-5",…',
+      'export bad = {"error":{"kind":"rejected","message":"scripted rejected (H…',
 
     ]);
     expect(told.stderr).not.toContain("\x1b[2J");
@@ -149,6 +149,9 @@ describe("value previews", () => {
     expect(long.length).toBeLessThan(80);
     expect(preview([1, 2, 3])).toBe("[1,2,3] (3 items)");
     expect(preview(null)).toBe("()");
-    expect(preview(new Map<string, Value>([["b", 1], ["a", true]]))).toBe('{"a":true,"b":1}');
+    // keys in the value's own order: an error's kind comes before its (possibly long) data
+    expect(preview(new Map<string, Value>([["b", 1], ["a", true]]))).toBe('{"b":1,"a":true}');
+    const err = new Map<string, Value>([["error", new Map<string, Value>([["kind", "timeout"], ["message", "no reply"], ["data", "x".repeat(300)]])]]);
+    expect(preview(err)).toMatch(/^\{"error":\{"kind":"timeout","message":"no reply","data":"x+…$/);
   });
 });
