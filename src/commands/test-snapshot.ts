@@ -18,8 +18,11 @@ export interface Snapshot {
 
 const HEADER = "# Written by `vvm test --update`: the exports and memory each test's run left. Every run of\n# vvm test is compared with it; run --update again to accept a change (spec/testing.md).\n";
 
+/** The snapshot file of a test file; never the test file itself (the caller only passes `*.test.yaml` names). */
 export function snapshotFile(testFile: string): string {
-  return testFile.replace(/\.test\.ya?ml$/, ".test.snap.yaml");
+  const m = /\.test\.ya?ml$/.exec(testFile);
+  if (m === null) throw new Error(`${testFile} is not named like a test file`);
+  return `${testFile.slice(0, m.index)}.test.snap.yaml`;
 }
 
 export function snapshotOf(exports: Snapshot["exports"], memories: MemoryState[]): Snapshot {

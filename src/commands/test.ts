@@ -35,6 +35,11 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
       io.stderr.write(`vvm: ${p}: a program, not a test file; its tests would be in ${p.replace(/\.vvm$/, ".test.yaml")} (spec/testing.md)\n`);
       return EXIT.usage;
     }
+    if (!isDir && !TEST_FILE.test(abs)) {
+      // its snapshot file is named after it: any other name would have --update write over the tests
+      io.stderr.write(`vvm: ${p}: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)\n`);
+      return EXIT.usage;
+    }
     if (!isDir) files.push(abs);
     else {
       const found = await findTestFiles(abs);

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { ROOT, runCli } from "../support/cli.ts";
 import { writeProgram } from "../support/program.ts";
+import { snapshotFile } from "../../src/commands/test-snapshot.ts";
 import { useStandin } from "../support/fixtures.ts";
 
 const standin = useStandin();
@@ -389,6 +390,21 @@ describe("vvm test", () => {
       expect([missing.code, missing.stderr]).toEqual([64, "vvm: nothere: no such file or folder\n"]);
       const none = await runCli(["test"], { cwd: p.dir });
       expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it("a test file named on the command line must end in .test.yaml or .test.yml: --update never writes over it", async () => {
+    const tests = "program: main.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n";
+    const p = writeProgram({ "main.vvm": MAIN, "mytests.yaml": tests });
+    try {
+      for (const args of [["test", "mytests.yaml"], ["test", "--update", "mytests.yaml"]]) {
+        const r = await runCli(args, { cwd: p.dir });
+        expect([r.code, r.stdout, r.stderr]).toEqual([64, "", "vvm: mytests.yaml: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)\n"]);
+      }
+      expect(readFileSync(p.file("mytests.yaml"), "utf8")).toBe(tests);
+      expect(() => snapshotFile(p.file("mytests.yaml"))).toThrow();
     } finally {
       p.cleanup();
     }
