@@ -1,4 +1,5 @@
-// Golden snapshots (`vvm test --update`): `NAME.test.snap.yaml` beside `NAME.test.yaml` holds, per test
+// Golden snapshots (`vvm test --update`): `NAME.test.snap.yaml` beside `NAME.test.yaml` (`.snap.yml` beside
+// `.yml`: a pair of test files with one stem keep a snapshot each) holds, per test
 // name, the exports and every project and user memory its run left (digest, ledger kinds, retained facts).
 // When a test has an entry, each run is compared with it (spec/testing.md).
 import { isMap, stringify } from "yaml";
@@ -20,9 +21,9 @@ const HEADER = "# Written by `vvm test --update`: the exports and memory each te
 
 /** The snapshot file of a test file; never the test file itself (the caller only passes `*.test.yaml` names). */
 export function snapshotFile(testFile: string): string {
-  const m = /\.test\.ya?ml$/.exec(testFile);
+  const m = /\.test\.(ya?ml)$/.exec(testFile);
   if (m === null) throw new Error(`${testFile} is not named like a test file`);
-  return `${testFile.slice(0, m.index)}.test.snap.yaml`;
+  return `${testFile.slice(0, m.index)}.test.snap.${m[1]}`;
 }
 
 export function snapshotOf(exports: Snapshot["exports"], memories: MemoryState[]): Snapshot {

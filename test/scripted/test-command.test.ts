@@ -410,6 +410,23 @@ describe("vvm test", () => {
     }
   });
 
+  it("NAME.test.yml and NAME.test.yaml keep a snapshot each (NAME.test.snap.yml, NAME.test.snap.yaml)", async () => {
+    const prog = 'agent a(model="haiku", prompt="p")\nr = @a `Say hi.`(())\nexport r\n';
+    const tests = (reply: string) => `program: m.vvm\nscript: [{ reply: ${reply} }]\ntests: [{ name: a, expect: {} }]\n`;
+    const p = writeProgram({ "m.vvm": prog, "m.test.yaml": tests("from-yaml"), "m.test.yml": tests("from-yml") });
+    try {
+      const first = await runCli(["test", "--update"], { cwd: p.dir });
+      expect(first.stdout).toContain("wrote m.test.snap.yaml (1 snapshot)\n");
+      expect(first.stdout).toContain("wrote m.test.snap.yml (1 snapshot)\n");
+      expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toContain("r: from-yaml");
+      expect(readFileSync(p.file("m.test.snap.yml"), "utf8")).toContain("r: from-yml");
+      const again = await runCli(["test"], { cwd: p.dir });
+      expect([again.code, again.stdout.endsWith("2 passed, 0 failed\n")]).toEqual([0, true]);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("the project's examples carry tests, and they pass", async () => {
     const r = await runCli(["test", "examples"], { cwd: ROOT });
     expect(r.code, r.stdout + r.stderr).toBe(0);
