@@ -13,10 +13,16 @@ export function durationMs(v: string | number): number | null {
   return ms !== null && ms > 0 ? ms : null;
 }
 
-/** Milliseconds, or null when the text is not a duration. */
+/** Milliseconds held to MAX_DURATION_MS (a timer's), or null when the text is not a duration. */
 export function parseDuration(text: string): number | null {
+  const ms = exactDuration(text);
+  return ms === null ? null : Math.min(ms, MAX_DURATION_MS);
+}
+
+/** Milliseconds as written, or null: for a cutoff ("older than 720h"), which no timer's limit bounds. */
+export function exactDuration(text: string): number | null {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
   if (!m) return null;
   const ms = Number(m[1]) * UNITS[m[2] ?? "s"];
-  return Number.isFinite(ms) ? Math.min(Math.round(ms), MAX_DURATION_MS) : null;
+  return Number.isFinite(ms) ? Math.round(ms) : null;
 }

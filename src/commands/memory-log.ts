@@ -5,7 +5,7 @@ import { displayPath, UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { readLog, type LogLine } from "../../runtime/memory/history.ts";
 import { callProvenance, ENTRY_KINDS, forgottenBy, toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
-import { parseDuration } from "../../runtime/duration.ts";
+import { exactDuration } from "../../runtime/duration.ts";
 import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
 
 export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: string; agent?: string };
@@ -15,8 +15,9 @@ export function sinceTime(text: string, now: number, flag = "--since"): number {
   // a bare number has no unit a person could mean (7 days? 7 seconds?): asked for, never guessed
   if (/^\s*\d+(?:\.\d+)?\s*$/.test(text)) throw new UsageError(`${flag} ${text}: give a unit, such as "${text.trim()}m", "${text.trim()}h" or "${text.trim()}d"`);
   const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
-  const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
-  if (ms !== null) return now - ms;
+  // exact: a timer's limit (about 24.8 days) would make "older than 720h" mean 24.8 days
+  const ms = days ? Number(days[1]) * 86_400_000 : exactDuration(text);
+  if (ms !== null && Number.isFinite(ms)) return now - ms;
   const t = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
   if (Number.isNaN(t)) throw new UsageError(`${flag} ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
   return t;

@@ -1,7 +1,7 @@
 // The call layer on its own: options, retry policy, backoff, timeouts, cancellation, memory sessions, traces.
 import { describe, expect, it } from "vitest";
 import type { MemoryPort, MemorySession } from "../../runtime/memory-port.ts";
-import { durationMs, MAX_DURATION_MS, parseDuration } from "../../runtime/duration.ts";
+import { durationMs, exactDuration, MAX_DURATION_MS, parseDuration } from "../../runtime/duration.ts";
 import { parseScript, ScriptProvider } from "../../runtime/providers/script.ts";
 import { SimProvider } from "../../runtime/providers/sim.ts";
 import { makeError, VvmRaise, type Value } from "../../runtime/values.ts";
@@ -112,6 +112,8 @@ rules:
     expect(durationMs("1000h")).toBe(MAX_DURATION_MS);
     expect(durationMs(2_147_484)).toBe(MAX_DURATION_MS);
     expect(parseDuration("100000h")).toBe(MAX_DURATION_MS);
+    // a cutoff is not a timer: exact
+    expect(exactDuration("100000h")).toBe(100_000 * 3_600_000);
     const p = script(`- { kind: agent, delay: 100ms, reply: late but fine }`);
     const { rt } = harness(p);
     expect(await rt.call(callReq(agent("a"), "t", null, { timeout: "1000h" }))).toBe("late but fine");

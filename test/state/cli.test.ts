@@ -6,6 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli, collect } from "../support/cli.ts";
 import { startStandin, type Standin } from "../support/standin.ts";
+import { sinceTime } from "../../src/commands/memory-log.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "vvm-state-cli-"));
 let standin: Standin;
@@ -77,6 +78,9 @@ describe("a filesystem-state run killed with SIGKILL", () => {
   }, 60_000);
 });
 
+/** A run id's time part: `20260127-143052`. */
+const stamp = (t: Date) => t.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+
 describe("vvm runs", () => {
   let dir: string;
   let ids: string[];
@@ -137,7 +141,6 @@ describe("vvm runs", () => {
 
   it("prune keeps a run without a state.md (one just starting) unless its id is a day old", async () => {
     const d = mkdtempSync(path.join(tmp, "young-"));
-    const stamp = (t: Date) => t.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
     const young = `${stamp(new Date())}-aaaaaa`;
     const old = `${stamp(new Date(Date.now() - 3 * 86_400_000))}-bbbbbb`;
     for (const id of [young, old]) mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
@@ -146,6 +149,17 @@ describe("vvm runs", () => {
     expect(r.stdout).toContain(`removed ${old} (no state.md)`);
     expect(r.stdout).toContain("kept 1 still running");
     expect(readdirSync(path.join(d, ".vvm", "runs"))).toEqual([young]);
+  });
+
+  it("prune --older-than is exact past a timer's limit of 24.8 days: 720h is 30 days", async () => {
+    const d = mkdtempSync(path.join(tmp, "days-"));
+    const id = `${stamp(new Date(Date.now() - 26 * 86_400_000))}-eeeeee`;
+    mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
+    for (const age of ["720h", "100000h", "30d"]) {
+      expect((await runCli(["runs", "prune", "--older-than", age, "--dir", d])).stdout, age).toBe("removed 0 runs\n");
+    }
+    expect((await runCli(["runs", "prune", "--older-than", "600h", "--dir", d])).stdout).toContain(`removed ${id}`);
+    expect(sinceTime("100000h", 1e15)).toBe(1e15 - 100_000 * 3_600_000);
   });
 
   it("prune keeps the newest N, or removes runs older than a duration", async () => {
