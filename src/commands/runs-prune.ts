@@ -1,6 +1,8 @@
 // `vvm runs prune --keep N | --older-than DURATION`: remove old run directories. A run still marked
-// running (or without a state.md yet) is left alone unless it has not changed for a day (a killed run is
-// never finished).
+// running (or without a state.md yet) is left alone unless its state.md has not changed for a day (a
+// killed run is never finished).
+import { lstat } from "node:fs/promises";
+import path from "node:path";
 import { EXIT, UsageError, type CliIO } from "../io.ts";
 import { listRuns, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
@@ -18,11 +20,18 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     const now = Date.now();
     const cutoff = flags.olderThan === undefined ? null : sinceTime(flags.olderThan, now, "--older-than");
     const runs = await listRuns(projectDir(flags.dir, io));
-    // a run without a readable state.md may have just started (or cannot write it): kept like a running
-    // one, its age taken from its id
-    const removable = (r: RunSummary) => (r.status !== null && r.status !== "running") || now - time(r.updated ?? idTime(r.id)) > STALE_RUNNING_MS;
+    const changed = new Map<RunSummary, number | null>();
+    for (const r of runs) changed.set(r, await stateChanged(r));
+    // A run without a readable state.md may have just started (or cannot write it): kept like a running
+    // one. An unknown time is never taken for 1970: the run id's time stands in, and failing that it is kept.
+    const removable = (r: RunSummary) => {
+      if (r.status !== null && r.status !== "running") return true;
+      const at = changed.get(r) ?? time(idTime(r.id));
+      return at !== null && now - at > STALE_RUNNING_MS;
+    };
+    const started = (r: RunSummary) => time(r.started) ?? time(idTime(r.id)) ?? changed.get(r) ?? null;
     // oldest first: --keep keeps the newest N, --older-than removes those started before the cutoff
-    const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => time(r.started ?? idTime(r.id)) < cutoff);
+    const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => (started(r) ?? Infinity) < cutoff);
     const gone = doomed.filter(removable);
     for (const r of gone) if (!flags.dryRun) removeRun(r);
     const kept = doomed.length - gone.length;
@@ -34,9 +43,19 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
   });
 }
 
-function time(iso: string | null): number {
+function time(iso: string | null): number | null {
   const t = iso === null ? NaN : Date.parse(iso);
-  return Number.isNaN(t) ? 0 : t;
+  return Number.isNaN(t) ? null : t;
+}
+
+/** When state.md last changed (the runtime rewrites it as a run goes); null without one. */
+async function stateChanged(r: RunSummary): Promise<number | null> {
+  try {
+    const st = await lstat(path.join(r.dir, "state.md"));
+    return st.isFile() ? st.mtimeMs : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `20260127-143052-…` as an ISO time (UTC), for a run without a readable state.md. */

@@ -151,6 +151,20 @@ describe("vvm runs", () => {
     expect(readdirSync(path.join(d, ".vvm", "runs"))).toEqual([young]);
   });
 
+  it("prune never takes a header it cannot read for 1970: the start falls back to the run id, a change to state.md's time", async () => {
+    const d = mkdtempSync(path.join(tmp, "unparsed-"));
+    const now = stamp(new Date());
+    const run = (id: string, state: string) => {
+      mkdirSync(path.join(d, ".vvm", "runs", id), { recursive: true });
+      writeFileSync(path.join(d, ".vvm", "runs", id, "state.md"), state);
+    };
+    run(`${now}-cccccc`, "Started: yesterday-ish\nStatus: completed\n");
+    // started long ago, still running and writing its state.md: its Updated line cannot be read
+    run(`${stamp(new Date(Date.now() - 9 * 86_400_000))}-dddddd`, "Started: 2000-01-01T00:00:00Z\nUpdated: soon\nStatus: running\n");
+    expect((await runCli(["runs", "prune", "--older-than", "7d", "--dry-run", "--dir", d])).stdout).toBe("would remove 0 runs; kept 1 still running (updated in the last 24 hours)\n");
+    expect((await runCli(["runs", "prune", "--keep", "0", "--dry-run", "--dir", d])).stdout).toBe(`would remove ${now}-cccccc (completed)\nwould remove 1 run; kept 1 still running (updated in the last 24 hours)\n`);
+  });
+
   it("prune --older-than is exact past a timer's limit of 24.8 days: 720h is 30 days", async () => {
     const d = mkdtempSync(path.join(tmp, "days-"));
     const id = `${stamp(new Date(Date.now() - 26 * 86_400_000))}-eeeeee`;
