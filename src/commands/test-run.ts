@@ -39,11 +39,14 @@ const SKIPPED = new Set([".vvm", ".git", "node_modules"]);
 
 /** Runs one test and hands its result to `check` while the copy still exists (memory is read from it). */
 export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: (r: RunResult) => Promise<T>): Promise<T> {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), "vvm-test-"));
+  // real: compared with the program's real folder (a copy cannot go inside what it copies)
+  const tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), "vvm-test-")));
   try {
     const programDir = await realpath(path.dirname(file.program));
     const project = path.join(tmp, "project");
     const home = path.join(tmp, "home");
+    // Node's cp refuses a copy into the folder it copies, with nothing a person could act on
+    if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
     await copyTree(programDir, project);
     await mkdir(home);
     if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory");
@@ -167,8 +170,16 @@ async function copyFixture(from: string, to: string, field: string): Promise<voi
     // said below
   }
   if (!isDir) throw new TestSetupError(`${field}: ${from} is not a folder (give a folder laid out as .vvm/memory)`);
+  const real = await realpath(from);
+  if (within(real, to)) throw new TestSetupError(`${field}: ${from} holds the test's own copy of the program (${to}), so it cannot be copied into it: give a folder laid out as .vvm/memory`);
   await mkdir(path.dirname(to), { recursive: true });
-  await copyTree(await realpath(from), to, field);
+  await copyTree(real, to, field);
+}
+
+/** Whether `p` is `dir` or inside it (both real paths). */
+function within(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel.split(path.sep)[0] !== ".." && !path.isAbsolute(rel);
 }
 
 function exportsOf(stdout: string): { [key: string]: Json } | null {

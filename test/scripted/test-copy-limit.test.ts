@@ -5,7 +5,7 @@ import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_COPY_BYTES } from "../../src/commands/test-run.ts";
-import { runCli } from "../support/cli.ts";
+import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { useFreshDirs } from "../support/fixtures.ts";
 
 /** A fresh, empty folder for one test (all removed with the file's temporary folder). */
@@ -24,6 +24,21 @@ describe("vvm test's copy of the program's folder", () => {
     const r = await runCli(["test", "tests"], { cwd: tmp });
     expect(r.stdout).toMatch(/^FAIL {2}tests\/t\.test\.yaml:4: a: the program's folder .*big holds more than 256 MiB/);
     expect(r.code).toBe(1);
+  }, 30_000);
+});
+
+describe("vvm test's copy, when it would go inside what it copies", () => {
+  it("a TMPDIR inside the program's folder, or a memory fixture that holds the copy, is said in words", async () => {
+    const tmp = fresh();
+    mkdirSync(path.join(tmp, "tmp"));
+    writeFileSync(path.join(tmp, "t.vvm"), "x = 1\nexport x\n");
+    writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
+    const inside = await collect(spawnCli(["test", "t.test.yaml"], { cwd: tmp, env: { TMPDIR: path.join(tmp, "tmp") } }));
+    expect(inside.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: the temporary folder .*\/tmp\/vvm-test-\w+ is inside the program's folder .+, which each test copies into it: set TMPDIR to a folder outside it\n/);
+    writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    memory: /\n    expect: {exports: {x: 1}}\n");
+    const root = await runCli(["test", "t.test.yaml"], { cwd: tmp });
+    expect(root.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: memory: \/ holds the test's own copy of the program \(.+\/\.vvm\/memory\), so it cannot be copied into it: give a folder laid out as \.vvm\/memory\n/);
+    expect(inside.stdout + root.stdout).not.toContain("ERR_");
   }, 30_000);
 });
 
