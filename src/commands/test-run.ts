@@ -10,7 +10,9 @@ import type { RunOutcome } from "../../runtime/context.ts";
 import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { errorKind, type VObject } from "../../runtime/values.ts";
+import { checkProgram } from "../check.ts";
 import { runCommand } from "./run.ts";
+import { memoryOutsideCopy } from "./test-memory-paths.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
 import type { Json, TestCase, TestFile } from "./test-file.ts";
 import type { Roots } from "./test-memory.ts";
@@ -54,6 +56,9 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     const trace = path.join(tmp, "trace.jsonl");
+    const entry = path.join(project, path.relative(programDir, await realpath(file.program)));
+    const escape = memoryOutsideCopy(await checkProgram(entry), project, (f) => path.relative(project, f) || f);
+    if (escape !== null) throw new TestSetupError(escape);
 
     let stdout = "";
     let stderr = "";
@@ -71,7 +76,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     let outcome: RunOutcome | null = null;
     let provider: ScriptProvider | null = null;
     const code = await runCommand(
-      path.join(project, path.relative(programDir, await realpath(file.program))),
+      entry,
       {
         provider: "script",
         script,
