@@ -62,6 +62,8 @@ export interface TestFile {
   /** as messages show it */
   shown: string;
   program: string;
+  /** where the test file names its program (`file:line:col`, or the file when it is the default), for messages */
+  programAt: string;
   tests: TestCase[];
 }
 
@@ -94,7 +96,8 @@ export function parseTestFile(text: string, file: string, shown: string): TestFi
   const r = new Reader(text, src, path.dirname(file));
   const root = src.doc.contents as YamlNode | null;
   const top = r.fields(root, "the test file", FILE_FIELDS, "an object with program, script and tests");
-  const program = top.has("program") ? r.file(top.get("program")!, "program") : file.replace(/\.test\.ya?ml$/, ".vvm");
+  const programNode = top.get("program");
+  const program = programNode ? r.file(programNode, "program") : file.replace(/\.test\.ya?ml$/, ".vvm");
   const script = top.has("script") ? r.script(top.get("script")!, "script") : null;
   const testsNode = top.get("tests");
   if (!testsNode) r.fail(root, 'the test file: missing "tests", a list of tests');
@@ -106,7 +109,7 @@ export function parseTestFile(text: string, file: string, shown: string): TestFi
     names.add(t.name);
     return t;
   });
-  return { file, shown, program, tests };
+  return { file, shown, program, programAt: programNode ? src.at(programNode) : shown, tests };
 }
 
 /** Reads nodes with their positions: each check names the field and the place it is written. */

@@ -61,7 +61,7 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
     try {
       file = await loadTestFile(abs, shown);
       snapshots = flags.update ? new Map() : await readSnapshots(snapFile, displayPath(snapFile, io));
-      await programExists(file);
+      await programExists(file, io);
     } catch (err) {
       if (!(err instanceof TestFileError)) throw err;
       out(`ERROR ${err.message}`);
@@ -123,13 +123,16 @@ async function runOne(file: TestFile, t: TestCase, want: Snapshot | null, io: Cl
   }
 }
 
-async function programExists(file: TestFile): Promise<void> {
+async function programExists(file: TestFile, io: CliIO): Promise<void> {
+  let what = "no such file (program: names it, relative to the test file)";
   try {
-    if ((await stat(file.program)).isFile()) return;
+    const st = await stat(file.program);
+    if (st.isFile()) return;
+    what = st.isDirectory() ? "a folder, not a program file" : "not a regular file";
   } catch {
-    // said below
+    // no such file
   }
-  throw new TestFileError(`${file.shown}: program ${path.relative(path.dirname(file.file), file.program)}: no such file (program: names it, relative to the test file)`);
+  throw new TestFileError(`${file.programAt}: program ${displayPath(file.program, io)}: ${what}`);
 }
 
 /** `*.test.yaml` under a folder, sorted; links are not followed. */

@@ -234,7 +234,8 @@ describe("vvm test", () => {
       ["a bad pattern", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { exports_match: { a: '(' } }\n", 'test "x": expect.exports_match.a: not a valid regular expression'],
       ["an unknown ledger kind", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: k, ledger: [pach] }] }\n", 'bad.test.yaml:5:43: test "x": expect.memory[0].ledger[0]: unknown entry kind "pach"'],
       ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
-      ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml: program nothere.vvm: no such file"],
+      ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program nothere.vvm: no such file"],
+      ["a folder for a program, named as written", "program: /etc\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program /etc: a folder, not a program file"],
     ];
     it.each(bad)("%s", async (_what, text, message) => {
       const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": text, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]) });
