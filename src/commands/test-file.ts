@@ -228,7 +228,9 @@ class Reader {
     if (!isMap(node)) this.fail(node, `${where}: expected an object`);
     const out = new Map<string, T>();
     for (const pair of (node as YAMLMap).items as Pair<YamlNode, YamlNode>[]) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : "";
+      // `~: 1` is YAML's null, not a name: refused here rather than compared as "null"
+      const v = isScalar(pair.key) ? pair.key.value : null;
+      const key = typeof v === "string" || typeof v === "number" ? String(v) : "";
       if (key === "") this.fail(pair.key, `${where}: expected a name`);
       out.set(key, read(pair.value ?? pair.key, `${where}.${key}`));
     }

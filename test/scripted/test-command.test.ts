@@ -231,6 +231,7 @@ describe("vvm test", () => {
       ["a bad rule, at its place in the test file", "program: main.vvm\ntests:\n  - name: x\n    script:\n      - { reply: x, verdict: true }\n    expect: {}\n", "bad.test.yaml:5:9: rule 1: give exactly one answer"],
       ["no script", "program: main.vvm\ntests:\n  - name: x\n    expect: {}\n", 'bad.test.yaml:3:5: test "x": no script: give the rules'],
       ["a count that is not one", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { calls: { a: -1 } }\n", 'bad.test.yaml:5:27: test "x": expect.calls.a: expected a whole number of at least 0'],
+      ["a null name", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { calls: { ~: 1 } }\n", 'bad.test.yaml:5:24: test "x": expect.calls: expected a name'],
       ["a bad pattern", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { exports_match: { a: '(' } }\n", 'test "x": expect.exports_match.a: not a valid regular expression'],
       ["an unknown ledger kind", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: k, ledger: [pach] }] }\n", 'bad.test.yaml:5:43: test "x": expect.memory[0].ledger[0]: unknown entry kind "pach"'],
       ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
