@@ -1,5 +1,6 @@
 // `vvm runs …`: what the subcommands share: the project (whose .vvm/runs holds the runs), finding one run
 // by its id, and failures as one line on stderr with an exit code, never a stack trace.
+import { statSync } from "node:fs";
 import path from "node:path";
 import { EXIT, UsageError, type CliIO } from "../io.ts";
 import { findRun, type RunInfo } from "../../runtime/state/runs.ts";
@@ -14,10 +15,23 @@ export interface RunsFlags {
 export class MissingRun extends Error {}
 
 export function projectDir(dir: string | undefined, io: CliIO): string {
-  return path.resolve(io.cwd, dir ?? ".");
+  const abs = path.resolve(io.cwd, dir ?? ".");
+  // a mistyped folder is the command line's mistake, not a project without runs
+  if (dir !== undefined && !isFolder(abs)) throw new UsageError(`${printable(dir, false)}: no such folder`);
+  return abs;
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export async function runArg(id: string, flags: RunsFlags, io: CliIO): Promise<RunInfo> {
+  // an empty prefix would name every run
+  if (id.trim() === "") throw new UsageError("give a run id, or the start of one (vvm runs ls lists them)");
   const found = await findRun(projectDir(flags.dir, io), id);
   if (typeof found === "string") throw new MissingRun(found);
   return found;

@@ -127,6 +127,16 @@ describe("vvm runs", () => {
     expect(await runCli(["runs", "cat", "19990101", "notes"], { cwd: dir })).toMatchObject({ code: 1, stderr: expect.stringContaining("no run 19990101") });
   });
 
+  it("an empty run id, or a project folder that does not exist, is a usage error", async () => {
+    for (const args of [["runs", "show", ""], ["runs", "cat", " ", "notes"]]) {
+      expect(await runCli(args, { cwd: dir })).toMatchObject({ code: 64, stdout: "", stderr: "vvm: give a run id, or the start of one (vvm runs ls lists them)\n" });
+    }
+    const missing = path.join(tmp, "nothere");
+    for (const args of [["runs", "ls", missing], ["runs", "prune", "--keep", "0", "--dir", missing], ["runs", "show", ids[0]!, "--dir", missing]]) {
+      expect(await runCli(args), args.join(" ")).toMatchObject({ code: 64, stdout: "", stderr: `vvm: ${missing}: no such folder\n` });
+    }
+  });
+
   it("ls reads a huge state.md a repository copied in without holding its rows: header and count only", async () => {
     const d = mkdtempSync(path.join(tmp, "huge-"));
     const id = "20260101-000000-cccccc";
