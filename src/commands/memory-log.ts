@@ -18,7 +18,10 @@ export function sinceTime(text: string, now: number, flag = "--since"): number {
   // exact: a timer's limit (about 24.8 days) would make "older than 720h" mean 24.8 days
   const ms = days ? Number(days[1]) * 86_400_000 : exactDuration(text);
   if (ms !== null && Number.isFinite(ms)) return now - ms;
-  const t = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
+  const day = /^(\d{4})-(\d\d)-(\d\d)/.exec(text);
+  // Date.parse rolls an impossible day over (2026-02-30 is March 2): the day must be the one written
+  const real = day !== null && new Date(Date.UTC(+day[1]!, +day[2]! - 1, +day[3]!)).toISOString().startsWith(day[0]);
+  const t = real ? Date.parse(text) : NaN;
   if (Number.isNaN(t)) throw new UsageError(`${flag} ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
   return t;
 }

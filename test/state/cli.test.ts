@@ -196,6 +196,10 @@ describe("vvm runs", () => {
       expect(await runCli(["runs", "prune", ...args], { cwd: own })).toMatchObject({ code: 64, stdout: "" });
     }
     expect((await runCli(["runs", "prune", "--older-than", "7"], { cwd: own })).stderr).toMatch(/give a unit, such as "7m", "7h" or "7d"/);
+    // an impossible day is refused, not rolled over into the next month
+    for (const day of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31"]) {
+      expect(await runCli(["runs", "prune", "--older-than", day], { cwd: own }), day).toMatchObject({ code: 64, stderr: expect.stringContaining(`--older-than ${day}: expected a duration`) });
+    }
     expect((await runCli(["runs", "prune", "--keep", "-1"], { cwd: own })).stderr).toMatch(/expected a whole number of at least 0/);
     expect(readdirSync(path.join(own, ".vvm", "runs")).length).toBe(3);
     expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: own })).stdout).toContain("removed 0 runs");
