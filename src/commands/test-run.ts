@@ -47,6 +47,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     const programDir = await realpath(path.dirname(file.program));
     const project = path.join(tmp, "project");
     const home = path.join(tmp, "home");
+    // a file of the copy is named as the person knows it: the original, as vvm shows paths (`sub/bad.vvm`)
+    const showPath = (f: string) => (within(project, f) ? displayPath(path.join(programDir, path.relative(project, f)), io) : f);
     // Node's cp refuses a copy into the folder it copies, with nothing a person could act on
     if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
     await copyTree(programDir, project);
@@ -57,7 +59,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     const trace = path.join(tmp, "trace.jsonl");
     const entry = path.join(project, path.relative(programDir, await realpath(file.program)));
-    const escape = memoryOutsideCopy(await checkProgram(entry), project, (f) => path.relative(project, f) || f);
+    const escape = memoryOutsideCopy(await checkProgram(entry), project, showPath);
     if (escape !== null) throw new TestSetupError(escape);
 
     let stdout = "";
@@ -97,11 +99,11 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     );
     const o = outcome as RunOutcome | null;
     const p = provider as ScriptProvider | null;
-    const showPath = (f: string) => path.relative(project, f) || f;
     const counted = await countCalls(trace);
     return await check({
       code,
-      stderr,
+      // vvm run names the copy's files relative to the copy (its working directory)
+      stderr: stderr.replace(/^[^\s:][^:\n]*(?=:\d+:\d+: )/gm, (f) => showPath(path.resolve(project, f))),
       exports: exportsOf(stdout),
       outcome: o?.kind ?? null,
       raised: o?.kind === "raised" ? raisedOf(o.error as VObject) : null,

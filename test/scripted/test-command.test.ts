@@ -413,6 +413,22 @@ describe("vvm test", () => {
     }
   });
 
+  it("a program in a subfolder is named by its own path in messages, not its copy's", async () => {
+    const p = writeProgram({
+      "sub/bad.vvm": "x = = 1\nexport x\n",
+      "sub/ok.vvm": 'agent a(model="haiku")\nr = @a `hi`(())\nexport r\n',
+      "bad.test.yaml": "program: sub/bad.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n",
+      "ok.test.yaml": "program: sub/ok.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n",
+    });
+    try {
+      const r = await runCli(["test"], { cwd: p.dir });
+      expect(r.stdout).toContain("FAIL  bad.test.yaml:3: a: the program did not run (vvm run exit 2): sub/bad.vvm:1:5: E001 ");
+      expect(r.stdout).toContain(`FAIL  ok.test.yaml:3: a: no script rule answered agent call 'a' at sub/ok.vvm:2:5: "hi"`);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it("exit 64 for a path that does not exist or a folder without test files", async () => {
     const p = writeProgram({ "main.vvm": MAIN });
     try {
