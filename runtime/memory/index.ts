@@ -3,6 +3,7 @@
 // directory, and hands the call a Session (session.ts), which is the transaction. spec/memory.md
 // describes the behaviour.
 import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
+import { realish, relativeUnder } from "../tools/globs.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
@@ -30,6 +31,11 @@ export interface MemoryStoreOptions {
   staleMs?: number;
   /** file layer; tests substitute one that fails */
   fs?: MemoryFs;
+  /**
+   * a folder every memory must lie in (its real path; `vvm test`: the test's own folder, which holds its copy
+   * of the program and its HOME), whatever a binding computes; one elsewhere is refused before anything is made
+   */
+  confine?: string;
 }
 
 export type MemoryStore = MemoryPort & { close(): Promise<void> };
@@ -114,6 +120,17 @@ export async function openLocked(
   return { ok: true, session };
 }
 
+/** Whether `dir` lies inside `folder`, links in its existing part followed (a link there leads where `mkdir -p` would). */
+function confined(dir: string, folder: string): boolean {
+  let real: string;
+  try {
+    real = realish(dir);
+  } catch {
+    return false;
+  }
+  return relativeUnder(folder, real) !== null;
+}
+
 export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
   const fs = opts.fs ?? nodeFs;
   const staleMs = Math.max(2000, opts.staleMs ?? DEFAULT_STALE_MS);
@@ -137,6 +154,9 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         throw err;
       }
       if (mode === "fresh") return fresh(loc);
+      if (opts.confine !== undefined && !confined(loc.dir, opts.confine)) {
+        return makeError("rejected", `${label(loc)}: ${loc.dir} is outside ${opts.confine}, the only place this run may keep memory (vvm test writes only inside its copy of the program: give a path relative to the program, inside its folder)`);
+      }
       if (mode === "continue") preloadSecretRules();
       let realDir: string | null;
       try {

@@ -63,6 +63,8 @@ export interface ModelFlags {
   narrate?: boolean;
   /** `--state`: where agent replies live (filesystem: binding files, and calls return refs) */
   state?: StateMode;
+  /** not a flag: `vvm test` keeps every memory inside its test's folder (MemoryStoreOptions.confine) */
+  confineMemory?: string;
 }
 
 export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
@@ -114,6 +116,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     budgetTokens: opts.memoryBudget,
     warn,
     showPath: (file) => displayPath(file, io),
+    confine: opts.confineMemory,
   });
   const runState = opts.state === "filesystem" ? await openRunState(opts.entryPath, io, warn) : null;
   const narrator = opts.narrate

@@ -9,6 +9,7 @@ import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 import type { MemorySession } from "../../runtime/memory-port.ts";
 import { extractBlocks } from "../../runtime/memory/patch.ts";
+import { obj } from "../../runtime/values.ts";
 import { runCli } from "../support/cli.ts";
 import { errorOf } from "../support/errors.ts";
 import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir, plainFacts } from "./helpers.ts";
@@ -160,6 +161,31 @@ describe("a cloned repository's memory directory", () => {
     expect(await readFile(path.join(outside, "ledger.jsonl"), "utf8")).toBe(before);
     // the lock file moved away with the directory, and the real path changed: either refuses
     expect(warnings.join("\n")).toMatch(/(memory lock was lost|resolves to .*elsewhere).*patch not applied/);
+  });
+});
+
+describe("a store confined to a folder (vvm test)", () => {
+  it("refuses a memory outside it, by its path or through a link inside it, before anything is made", async () => {
+    const folder = path.join(dir, "test");
+    const outside = path.join(dir, "real");
+    await mkdir(path.join(folder, "project"), { recursive: true });
+    await mkdir(outside);
+    symlinkSync(outside, path.join(folder, "project", "linked"));
+    const { store } = makeStore(path.join(folder, "project"), { homeDir: path.join(folder, "home"), confine: folder });
+    const open = (memory: Record<string, string>) => store.open(obj(memory), prov("continue"), new AbortController().signal);
+    for (const p of [outside, "linked/mem", "../../real"]) {
+      const out = await open({ scope: "path", key: "team", path: p });
+      expect(errorOf(out as never)?.message, p).toMatch(/k-team is outside .*\/test, the only place this run may keep memory/);
+    }
+    expect(await readdir(outside)).toEqual([]);
+    // inside the folder: its project, its HOME, and a path inside it
+    const inside: Record<string, string>[] = [{ scope: "project", key: "a" }, { scope: "user", key: "b" }, { scope: "path", key: "c", path: "../elsewhere" }];
+    for (const memory of inside) {
+      const s = (await open(memory)) as MemorySession;
+      expect(errorOf(s as never), JSON.stringify(memory)).toBeNull();
+      await s.release();
+    }
+    await store.close();
   });
 });
 
