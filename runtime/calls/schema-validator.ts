@@ -48,17 +48,21 @@ export function validatorFor(schema: Record<string, unknown>): Validator | { pro
     compiled.set(key, fn);
   }
   const validate = fn;
-  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map(describe));
+  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, value)));
 }
 
-/** `items[0].amount: must be a number, got a string`: the path as a program writes it, then what is wrong. */
-function describe(e: ErrorObject): string {
-  const path = e.instancePath
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+/**
+ * `items[0].amount: must be a number`: the path as a program writes it, then what is wrong. `data` is what was
+ * validated: a key of digits is a list's index only where the data holds a list.
+ */
+function describe(e: ErrorObject, data: unknown): string {
+  const path: (string | number)[] = [];
+  for (const p of e.instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))) {
+    path.push(Array.isArray(data) ? Number(p) : p);
+    data = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[p] : undefined;
+  }
   const at = (extra?: string) => {
-    const text = pathText((extra === undefined ? path : [...path, extra]).map((p) => (/^\d+$/.test(p) ? Number(p) : p)));
+    const text = pathText(extra === undefined ? path : [...path, extra]);
     return text === "" ? "the reply" : text;
   };
   const p = e.params as Record<string, unknown>;

@@ -19,3 +19,10 @@ describe("a rejected reply", () => {
     expect((data.get("data") as VObject).get("reply_preview")).toBe("a".repeat(499) + "…");
   });
 });
+
+describe("a problem's place", () => {
+  it("is written as the program writes it: a key of digits as a key, a list's index as an index", async () => {
+    const t = await typed({ "0": "string", l: ["number"] });
+    expect(t.validate({ "0": 1, l: [1, "a"] })).toEqual(['["0"]: must be a string', "l[1]: must be a number"]);
+  });
+});
