@@ -35,35 +35,60 @@ const compiled = new Map<string, ValidateFunction>();
 
 export type Validator = (value: unknown) => string[];
 
-/** A validator for `schema`, or the reason ajv refuses the schema itself (an unknown keyword, a bad $ref). */
-export function validatorFor(schema: Record<string, unknown>): Validator | { problem: string } {
+/**
+ * A validator for `schema`, or the reason the schema itself cannot be used (an unknown keyword, a bad $ref).
+ * `enveloped`: the program's value is the reply's `value` (typed.ts), so paths start there, as the program sees them.
+ */
+export function validatorFor(schema: Record<string, unknown>, enveloped = false): Validator | { problem: string } {
   const key = JSON.stringify(schema);
   let fn = compiled.get(key);
   if (fn === undefined) {
+    if (!ajv.validateSchema(schema)) {
+      const errors = ajv.errors ?? [];
+      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
+      return { problem: describe(errors[0]!, schema, enveloped ? ["properties", "value"] : [], "the schema") + more };
+    }
     try {
       fn = ajv.compile(schema);
     } catch (err) {
-      return { problem: (err as Error).message };
+      return { problem: compileProblem((err as Error).message) };
     }
     compiled.set(key, fn);
   }
   const validate = fn;
-  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, value)));
+  const under = enveloped ? ["value"] : [];
+  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, value, under, "the reply")));
+}
+
+/** ajv's reason, in the program's words where ajv speaks of itself (a strict-mode "ignored" format is refused). */
+function compileProblem(message: string): string {
+  const format = /^unknown format "(.*)" ignored in schema/.exec(message);
+  if (format === null) return message;
+  return `unknown format "${format[1]}", so the schema is refused (the formats known are ${Object.keys(ajv.formats).join(", ")})`;
 }
 
 /**
  * `items[0].amount: must be a number`: the path as a program writes it, then what is wrong. `data` is what was
- * validated: a key of digits is a list's index only where the data holds a list.
+ * validated: a key of digits is a list's index only where the data holds a list. Paths below `under` lose it.
  */
-function describe(e: ErrorObject, data: unknown): string {
+function describe(e: ErrorObject, data: unknown, under: string[], whole: string): string {
+  let segments = e.instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (under.length > 0 && under.every((u, i) => segments[i] === u)) {
+    for (const u of under) data = (data as Record<string, unknown>)[u];
+    segments = segments.slice(under.length);
+    whole = "the value";
+  }
   const path: (string | number)[] = [];
-  for (const p of e.instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))) {
+  for (const p of segments) {
     path.push(Array.isArray(data) ? Number(p) : p);
     data = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[p] : undefined;
   }
   const at = (extra?: string) => {
     const text = pathText(extra === undefined ? path : [...path, extra]);
-    return text === "" ? "the reply" : text;
+    return text === "" ? whole : text;
   };
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {

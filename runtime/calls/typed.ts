@@ -65,7 +65,7 @@ async function readTyped(returns: Value, withMemory: boolean, site: Site): Promi
   const wire = envelope
     ? { type: "object", properties: { value: underValue(schema), ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
     : schema;
-  const validate = (await loadValidator()).validatorFor(wire);
+  const validate = (await loadValidator()).validatorFor(wire, envelope);
   if (typeof validate !== "function") throw thrown(`returns=: the JSON Schema cannot be used: ${validate.problem}`, site);
   return { shape: parsed.shape, envelope, wire, validate };
 }

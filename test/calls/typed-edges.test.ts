@@ -25,4 +25,25 @@ describe("a problem's place", () => {
     const t = await typed({ "0": "string", l: ["number"] });
     expect(t.validate({ "0": 1, l: [1, "a"] })).toEqual(['["0"]: must be a string', "l[1]: must be a number"]);
   });
+
+  it("is in the program's value, not in the envelope it travels in", async () => {
+    const t = await typed(["number"]);
+    expect(t.envelope).toBe(true);
+    expect(t.validate({ value: [1, "a"] })).toEqual(["[1]: must be a number"]);
+    expect(t.validate({ value: "a" })).toEqual(["the value: must be a list"]);
+    expect(t.validate({})).toEqual(["value: missing (a required field)"]);
+  });
+});
+
+describe("a JSON Schema the validator refuses", () => {
+  const refusal = (returns: unknown) => prepareTyped(fromJSON(returns), false, site).then(() => "accepted", (e: unknown) => (e as Error).message.replace(/^thrown: /, ""));
+
+  it("is named at its place in the program's schema", async () => {
+    expect(await refusal({ $schema: "x", minimum: "5" })).toBe("returns=: the JSON Schema cannot be used: minimum: must be a number");
+    expect(await refusal({ a: { $schema: "x", type: "string", maxLength: -1 } })).toBe("returns=: the JSON Schema cannot be used: properties.a.maxLength: must be >= 0");
+  });
+
+  it("says an unknown format refuses the schema", async () => {
+    expect(await refusal({ $schema: "x", type: "string", format: "nope" })).toMatch(/^returns=: the JSON Schema cannot be used: unknown format "nope", so the schema is refused \(the formats known are date, time, .*\)$/);
+  });
 });
