@@ -32,6 +32,8 @@ export type ShapeResult = { ok: true; shape: Shape } | { ok: false; problems: Sh
 
 const SCALARS = ["string", "number", "integer", "boolean"] as const;
 const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
+/** ajv compiles a schema into JavaScript objects, where this key is the prototype: a field so named is dropped. */
+const PROTO = `"__proto__" cannot be a field's name: the JSON Schema validator loses a field of that name, so no reply could be checked`;
 /** Names people reach for first, and the shape that means it (a Map: a plain object would find `constructor`). */
 const ALIASES: ReadonlyMap<string, string> = new Map([
   ["str", "string"],
@@ -99,6 +101,10 @@ function read(v: Value, path: ShapePath, field: boolean, problems: ShapeProblem[
     if (v.size === 0) return fail("an object shape needs at least one field, e.g. {name: \"string\"}");
     const fields: ShapeField[] = [];
     for (const [name, x] of v) {
+      if (name === "__proto__") {
+        problems.push({ path: [...path, name], code: "W070", message: PROTO });
+        continue;
+      }
       const r = read(x, [...path, name], true, problems);
       fields.push({ name, shape: r.shape, optional: r.optional });
     }
@@ -127,7 +133,10 @@ function checkJson(v: Value, path: ShapePath, problems: ShapeProblem[]): void {
   }
   if (Array.isArray(v)) return v.forEach((x, i) => checkJson(x, [...path, i], problems));
   if (v instanceof Map) {
-    for (const [k, x] of v) checkJson(x, [...path, k], problems);
+    for (const [k, x] of v) {
+      if (k === "__proto__") problems.push({ path: [...path, k], code: "W071", message: PROTO });
+      else checkJson(x, [...path, k], problems);
+    }
     return;
   }
   problems.push({ path, code: "W071", message: `a JSON Schema holds only JSON values, not ${aTypeName(v)}` });
@@ -148,6 +157,7 @@ function checkKeywords(s: unknown, path: ShapePath, problems: ShapeProblem[]): v
     if (types.length === 0 || wrong !== undefined) bad("type", `"type" is one of ${[...JSON_TYPES].map((t) => `"${t}"`).join(", ")} (or a list of them)${wrong !== undefined ? `, not ${JSON.stringify(wrong)}` : ""}`);
   }
   if ("required" in o && !(Array.isArray(o.required) && o.required.every((r) => typeof r === "string"))) bad("required", `"required" is a list of field names`);
+  else if (Array.isArray(o.required) && o.required.includes("__proto__")) bad("required", PROTO);
   if ("enum" in o && !(Array.isArray(o.enum) && o.enum.length > 0)) bad("enum", `"enum" is a non-empty list of the allowed values`);
   for (const key of ["properties", "$defs", "definitions"]) {
     if (!(key in o)) continue;

@@ -2,12 +2,21 @@
 // schema is unusual — previews, paths, schemas the validator cannot use.
 import { describe, expect, it } from "vitest";
 import { askTyped, prepareTyped, type Typed } from "../../runtime/calls/typed.ts";
+import { parseShape, pathText } from "../../runtime/shapes.ts";
 import { fromJSON, type VObject } from "../../runtime/values.ts";
 
 const site = { path: "t.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
 
 async function typed(returns: unknown, withMemory = false): Promise<Typed> {
   return (await prepareTyped(fromJSON(returns), withMemory, site))!;
+}
+
+/** The message of the `thrown` a call with `returns` raises before any request, or "accepted". */
+function refusal(returns: unknown): Promise<string> {
+  return prepareTyped(fromJSON(returns), false, site).then(
+    () => "accepted",
+    (e: unknown) => (e as Error).message.replace(/^thrown: /, ""),
+  );
 }
 
 describe("a rejected reply", () => {
@@ -36,8 +45,6 @@ describe("a problem's place", () => {
 });
 
 describe("a JSON Schema the validator refuses", () => {
-  const refusal = (returns: unknown) => prepareTyped(fromJSON(returns), false, site).then(() => "accepted", (e: unknown) => (e as Error).message.replace(/^thrown: /, ""));
-
   it("is named at its place in the program's schema", async () => {
     expect(await refusal({ $schema: "x", minimum: "5" })).toBe("returns=: the JSON Schema cannot be used: minimum: must be a number");
     expect(await refusal({ a: { $schema: "x", type: "string", maxLength: -1 } })).toBe("returns=: the JSON Schema cannot be used: properties.a.maxLength: must be >= 0");
@@ -45,5 +52,21 @@ describe("a JSON Schema the validator refuses", () => {
 
   it("says an unknown format refuses the schema", async () => {
     expect(await refusal({ $schema: "x", type: "string", format: "nope" })).toMatch(/^returns=: the JSON Schema cannot be used: unknown format "nope", so the schema is refused \(the formats known are date, time, .*\)$/);
+  });
+});
+
+describe("a field named __proto__", () => {
+  const problems = (v: unknown) => {
+    const r = parseShape(fromJSON(v));
+    return r.ok ? [] : r.problems.map((p) => [p.code, pathText(p.path), p.message]);
+  };
+  const why = expect.stringMatching(/^"__proto__" cannot be a field's name: the JSON Schema validator loses a field of that name/);
+
+  // (a computed key: a literal `__proto__:` would set the prototype)
+  it("is refused in a shape (W070) and in an escape hatch (W071), as vvm check and the run read them", async () => {
+    expect(problems({ ["__proto__"]: "string", a: "number" })).toEqual([["W070", "__proto__", why]]);
+    expect(problems({ $schema: "x", type: "object", properties: { ["__proto__"]: { type: "string" } }, required: ["__proto__"] })).toEqual([["W071", "properties.__proto__", why]]);
+    expect(problems({ $schema: "x", type: "object", required: ["__proto__"] })).toEqual([["W071", "required", why]]);
+    expect(await refusal({ ["__proto__"]: "string" })).toMatch(/^returns=: __proto__: "__proto__" cannot be a field's name/);
   });
 });
