@@ -1,6 +1,7 @@
 // The `returns=` shape language (spec/typed-results.md): a VVM value that says what a typed call answers,
 // compiled to JSON Schema. Both `vvm check` (literal shapes, W070/W071) and the call layer read it, so the
 // check and the run agree word for word.
+import { refLoop, refLoopMessage } from "./json-schema.ts";
 import { jsonObject, toJSON, aTypeName, type Value } from "./values.ts";
 
 export type Shape =
@@ -122,6 +123,10 @@ function readSchema(v: Map<string, Value>, path: ShapePath, problems: ShapeProbl
   const schema = toJSON(v) as Record<string, unknown>;
   delete schema.$schema; // a marker here; the API and the validator read draft 2020-12 either way
   checkKeywords(schema, path, problems);
+  const loop = problems.length > before ? null : refLoop(schema);
+  if (loop !== null) {
+    problems.push({ path: [...path, ...loop.at], code: "W071", message: refLoopMessage(loop.loop) });
+  }
   return { kind: "schema", schema };
 }
 

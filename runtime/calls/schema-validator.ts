@@ -3,6 +3,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { fullFormats } from "ajv-formats/dist/formats.js";
+import { refLoopMessage } from "../json-schema.ts";
 import { pathText } from "../shapes.ts";
 import { linearRegExp } from "./re2-pattern.ts";
 
@@ -51,7 +52,8 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
     try {
       fn = ajv.compile(schema);
     } catch (err) {
-      return { problem: compileProblem((err as Error).message) };
+      // a loop refLoop cannot see (through a subschema's own $id) overflows the stack
+      return { problem: err instanceof RangeError ? refLoopMessage(null) : compileProblem((err as Error).message) };
     }
     compiled.set(key, fn);
   }

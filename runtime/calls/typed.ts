@@ -2,10 +2,11 @@
 // reply read back into a VVM value and validated, a re-ask with the problems when it does not fit, and the
 // memory patch that travels beside the value.
 import { parseJson } from "../json.ts";
+import { refLoopMessage } from "../json-schema.ts";
 import { fillOptional, isObjectShape, parseShape, pathText, shapeSchema, type Shape } from "../shapes.ts";
 import type { Turn } from "../provider.ts";
 import { cutText } from "../text.ts";
-import { makeError, thrown, toJSON, type Site, type Value, type VObject } from "../values.ts";
+import { makeError, thrown, toJSON, type Site, type Value, type VObject, type VvmRaise } from "../values.ts";
 // type-only: ajv loads on the first typed call
 import type { Validator } from "./schema-validator.ts";
 
@@ -66,7 +67,7 @@ async function readTyped(returns: Value, withMemory: boolean, site: Site): Promi
     ? { type: "object", properties: { value: underValue(schema), ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
     : schema;
   const validate = (await loadValidator()).validatorFor(wire, envelope);
-  if (typeof validate !== "function") throw thrown(`returns=: the JSON Schema cannot be used: ${validate.problem}`, site);
+  if (typeof validate !== "function") throw unusable(validate.problem, site);
   return { shape: parsed.shape, envelope, wire, validate };
 }
 
@@ -82,13 +83,24 @@ function underValue(schema: unknown): unknown {
   );
 }
 
+function unusable(problem: string, site: Site | null): VvmRaise {
+  return thrown(`returns=: the JSON Schema cannot be used: ${problem}`, site);
+}
+
 export type Decoded = { ok: true; value: Value; /** the patch as a vvm-memory block, "" when the reply has none */ patch: string } | { ok: false; errors: string[] };
 
 /** The reply's text as JSON, validated; optional fields the reply left out read as unit. */
 export function decodeReply(typed: Typed, text: string): Decoded {
   const r = parseJson(text, { fenced: true });
   if (!r.ok) return { ok: false, errors: [`the reply is not JSON: ${r.problem} (line ${r.line}, column ${r.column})`] };
-  const errors = typed.validate(toJSON(r.value));
+  let errors: string[];
+  try {
+    errors = typed.validate(toJSON(r.value));
+  } catch (err) {
+    // a $ref loop refLoop cannot see (through a subschema's own $id), taken for this reply: the schema's fault
+    if (err instanceof RangeError) throw unusable(refLoopMessage(null), null);
+    throw err;
+  }
   if (errors.length > 0) return { ok: false, errors };
   if (!typed.envelope) return { ok: true, value: fillOptional(typed.shape, r.value), patch: "" };
   const o = r.value as VObject;

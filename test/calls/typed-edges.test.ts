@@ -1,7 +1,7 @@
 // Typed results at their edges (spec/typed-results.md): what a program and a model read when a reply or a
 // schema is unusual — previews, paths, schemas the validator cannot use.
 import { describe, expect, it } from "vitest";
-import { askTyped, prepareTyped, type Typed } from "../../runtime/calls/typed.ts";
+import { askTyped, decodeReply, prepareTyped, type Typed } from "../../runtime/calls/typed.ts";
 import { parseShape, pathText } from "../../runtime/shapes.ts";
 import { fromJSON, type VObject } from "../../runtime/values.ts";
 
@@ -68,5 +68,29 @@ describe("a field named __proto__", () => {
     expect(problems({ $schema: "x", type: "object", properties: { ["__proto__"]: { type: "string" } }, required: ["__proto__"] })).toEqual([["W071", "properties.__proto__", why]]);
     expect(problems({ $schema: "x", type: "object", required: ["__proto__"] })).toEqual([["W071", "required", why]]);
     expect(await refusal({ ["__proto__"]: "string" })).toMatch(/^returns=: __proto__: "__proto__" cannot be a field's name/);
+  });
+});
+
+describe("a $ref that loops without reading into the value", () => {
+  it("is refused when the shape is read (W071), not left to overflow the stack", async () => {
+    const direct = { $schema: "x", $defs: { a: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" };
+    const through = { $schema: "x", $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }, { type: "string" }] } }, $ref: "#/$defs/a" };
+    expect(await refusal(direct)).toBe('returns=: ["$defs"].a["$ref"]: a "$ref" leads back to where it stands without reading into the value (#/$defs/a → #/$defs/a), so checking a reply would never end');
+    expect(await refusal(through)).toMatch(/^returns=: \["\$defs"\]\.a\.anyOf\[0\]\["\$ref"\]: a "\$ref" leads back .* \(#\/\$defs\/a → #\/\$defs\/a\/anyOf\/0 → #\/\$defs\/a\)/);
+    expect(await refusal({ a: { $schema: "x", allOf: [{ $ref: "#" }] } })).toMatch(/^returns=: a\.allOf\[0\]\["\$ref"\]: a "\$ref" leads back/);
+    expect(await refusal({ $schema: "x", $defs: { n: { $anchor: "n", not: { $ref: "#n" } } }, $ref: "#n" })).toMatch(/leads back .*#\/\$defs\/n → #\/\$defs\/n\/not → #\/\$defs\/n\)/);
+  });
+
+  it("is refused when the call runs where it passes through a subschema's own $id (the validator's stack overflows)", async () => {
+    const loop = 'a "$ref" leads back to where it stands without reading into the value, so checking a reply would never end';
+    expect(await refusal({ $schema: "x", $defs: { a: { $id: "http://x/a.json", $ref: "http://x/a.json" } }, $ref: "http://x/a.json" })).toBe(`returns=: the JSON Schema cannot be used: ${loop}`);
+    const t = await typed({ $schema: "x", $defs: { b: { $id: "http://x/b.json", anyOf: [{ $ref: "http://x/b.json" }, { type: "string" }] } }, $ref: "http://x/b.json" });
+    expect(() => decodeReply(t, '{"value": "ok"}')).toThrow(`thrown: returns=: the JSON Schema cannot be used: ${loop}`);
+  });
+
+  it("is not a reference that reads into the value first (a list of itself, a tree)", async () => {
+    const t = await typed({ $schema: "x", anyOf: [{ type: "string" }, { type: "array", items: { $ref: "#" } }] });
+    expect(t.validate({ value: ["a", ["b", []]] })).toEqual([]);
+    expect(await refusal({ $schema: "x", type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"], additionalProperties: false })).toBe("accepted");
   });
 });
