@@ -362,7 +362,10 @@ export const defaultHandler: StandinHandler = (req) => {
   }
   // a typed call: a value of the schema's shape, as JSON text
   const format = body.output_config?.format;
-  if (format?.type === "json_schema") return { type: "text", text: JSON.stringify(placeholder(format.schema, "[standin]")) };
+  if (format?.type === "json_schema") {
+    const p = placeholder(format.schema, "[standin]");
+    return { type: "text", text: p.ok ? JSON.stringify(p.value) : `(no placeholder: ${p.problem})` };
+  }
   const first = body.messages?.[0]?.content?.[0]?.text ?? "";
   return { type: "text", text: `[standin] ${String(first).split("\n")[0]}` };
 };

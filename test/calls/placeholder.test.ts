@@ -1,0 +1,39 @@
+// The simulator's answer to a typed call (spec/typed-results.md §8): a placeholder that fits the schema, or a
+// failed call saying why none can be made — never a crash, a stall or a re-ask that gets the same reply.
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { MAX_SIZE, placeholder } from "../../runtime/providers/placeholder.ts";
+import { runCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
+
+const dir = useTempDir("vvm-placeholder-");
+
+/** What a `--provider sim` run of one typed call exports (errors included). */
+async function simulated(returns: string): Promise<unknown> {
+  const file = path.join(dir, "p.vvm");
+  await writeFile(file, ['agent a(model="haiku", prompt="x")', `r = @a \`one\`("x", returns=${returns})`, "export r"].join("\n"));
+  const res = await runCli(["run", file, "--provider", "sim", "--allow-error-exports"], { cwd: dir });
+  if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stderr}`);
+  return (JSON.parse(res.stdout) as { r: unknown }).r;
+}
+
+describe("the simulator's placeholder", () => {
+  it("is bounded: a schema that needs more fails the call at once, saying the limit", async () => {
+    const limit = `at most ${MAX_SIZE.toLocaleString("en")} items and characters`;
+    const started = Date.now();
+    expect(await simulated('{"$schema": "x", "type": "array", "minItems": 1000000000}')).toMatchObject({
+      error: { kind: "rejected", message: expect.stringContaining(`the simulator cannot make a value for this returns= schema: the schema needs a larger value than the simulator makes (${limit}`) },
+    });
+    const nested = { type: "array", minItems: 1000, items: { type: "array", minItems: 1000, items: { type: "array", minItems: 100, items: { type: "string" } } } };
+    expect(placeholder(nested, "s")).toEqual({ ok: false, problem: expect.stringContaining(limit) });
+    // required references that fan out: 2^20 values, 20 levels deep
+    const $defs = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`n${i}`, { type: "object", properties: { a: { $ref: `#/$defs/n${i + 1}` }, b: { $ref: `#/$defs/n${i + 1}` } }, required: ["a", "b"] }]));
+    const fan = { $defs: { ...$defs, n20: { type: "integer" } }, $ref: "#/$defs/n0" };
+    expect(placeholder(fan, "s")).toEqual({ ok: false, problem: expect.stringContaining(limit) });
+    expect(Date.now() - started).toBeLessThan(5000);
+    // below the bound it is made
+    expect(placeholder({ type: "array", minItems: 3, items: { type: "integer" } }, "s")).toEqual({ ok: true, value: [0, 0, 0] });
+  });
+
+});
