@@ -1,17 +1,28 @@
 // A value shaped like a JSON Schema, for replies nobody wrote: the simulator's answer to a typed call
-// (spec/typed-results.md §8). Required fields only, the first of every choice, empty lists; strings carry a label.
-// What it cannot make is said, not sent.
+// (spec/typed-results.md §8). Required fields only, the first of every choice, the fewest items, numbers as close
+// to 0 as the bounds allow; strings carry a label. What it cannot make is said, not sent.
+import { cutText } from "../text.ts";
 
 const FORMAT_SAMPLES: Record<string, string> = {
   "date-time": "1970-01-01T00:00:00Z",
+  "iso-date-time": "1970-01-01T00:00:00Z",
   date: "1970-01-01",
   time: "00:00:00Z",
+  "iso-time": "00:00:00Z",
+  duration: "P0D",
   email: "sim@example.com",
   uri: "https://example.com/",
+  "uri-reference": "https://example.com/",
+  "uri-template": "https://example.com/",
+  url: "https://example.com/",
   uuid: "00000000-0000-0000-0000-000000000000",
   ipv4: "127.0.0.1",
   ipv6: "::1",
   hostname: "example.com",
+  "json-pointer": "",
+  "json-pointer-uri-fragment": "#",
+  "relative-json-pointer": "0",
+  byte: "",
 };
 
 /** Deeper than this the placeholder stops (a required part that refers to itself would never end). */
@@ -52,10 +63,11 @@ function make(s: unknown, b: Budget, depth: number): unknown {
   const o = s as Record<string, unknown>;
   if ("const" in o) return o.const;
   if (Array.isArray(o.enum) && o.enum.length > 0) return o.enum[0];
-  if (typeof o.$ref === "string" && o.$ref.startsWith("#/")) {
+  if (typeof o.$ref === "string" && (o.$ref === "#" || o.$ref.startsWith("#/"))) {
     const target = o.$ref
       .slice(2)
       .split("/")
+      .filter((key) => key !== "")
       .reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), b.root);
     return make(target, b, depth + 1);
   }
@@ -65,20 +77,18 @@ function make(s: unknown, b: Budget, depth: number): unknown {
   }
   const type = Array.isArray(o.type) ? o.type[0] : o.type;
   switch (type) {
-    case "string": {
-      const text = typeof o.format === "string" && o.format in FORMAT_SAMPLES ? FORMAT_SAMPLES[o.format]! : b.label;
-      spend(b, text.length);
-      return text;
-    }
+    case "string":
+      return string(o, b);
     case "number":
     case "integer":
-      return typeof o.minimum === "number" ? Math.ceil(o.minimum) : 0;
+      return number(o, type === "integer");
     case "boolean":
       return false;
     case "array": {
       const min = typeof o.minItems === "number" ? o.minItems : 0;
       spend(b, min);
-      return Array.from({ length: min }, () => make(o.items, b, depth + 1));
+      const prefix = Array.isArray(o.prefixItems) ? o.prefixItems : [];
+      return Array.from({ length: min }, (_, i) => make(i < prefix.length ? prefix[i] : o.items, b, depth + 1));
     }
     case "object": {
       const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -90,4 +100,35 @@ function make(s: unknown, b: Budget, depth: number): unknown {
     default:
       return null;
   }
+}
+
+/** A format's sample, or the label, cut to `maxLength` and padded to `minLength`. */
+function string(o: Record<string, unknown>, b: Budget): string {
+  let text = typeof o.format === "string" && o.format in FORMAT_SAMPLES ? FORMAT_SAMPLES[o.format]! : b.label;
+  if (typeof o.maxLength === "number" && [...text].length > o.maxLength) text = cutText(text, o.maxLength);
+  const min = typeof o.minLength === "number" ? o.minLength : 0;
+  const pad = min - [...text].length;
+  if (pad > 0) {
+    spend(b, pad);
+    text += "_".repeat(pad);
+  }
+  spend(b, text.length);
+  return text;
+}
+
+/** 0, or the bound nearest to it: `minimum`, `exclusiveMinimum` (1 above, or halfway to the maximum), and the same below. */
+function number(o: Record<string, unknown>, integer: boolean): number {
+  const num = (k: string) => (typeof o[k] === "number" ? (o[k] as number) : undefined);
+  const [min, xmin, max, xmax] = [num("minimum"), num("exclusiveMinimum"), num("maximum"), num("exclusiveMaximum")];
+  const lo = Math.max(min ?? -Infinity, xmin ?? -Infinity);
+  const hi = Math.min(max ?? Infinity, xmax ?? Infinity);
+  const loOpen = xmin !== undefined && xmin >= (min ?? -Infinity);
+  const hiOpen = xmax !== undefined && xmax <= (max ?? Infinity);
+  const above = (v: number) => v > lo || (v === lo && !loOpen);
+  const below = (v: number) => v < hi || (v === hi && !hiOpen);
+  if (above(0) && below(0)) return 0;
+  const up = !above(0);
+  if (integer) return up ? (loOpen ? Math.floor(lo) + 1 : Math.ceil(lo)) : hiOpen ? Math.ceil(hi) - 1 : Math.floor(hi);
+  const v = up ? (loOpen ? lo + 1 : lo) : hiOpen ? hi - 1 : hi;
+  return above(v) && below(v) ? v : (lo + hi) / 2;
 }

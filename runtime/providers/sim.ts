@@ -11,10 +11,18 @@ function simReplyText(agentName: string, task: string): string {
   return `[sim:${agentName}] ${line}`.trimEnd();
 }
 
-/** A placeholder of the schema, or the call fails saying why none can be made (one too large). */
-function typedReply(schema: Record<string, unknown>, label: string): string {
+/**
+ * A placeholder of the schema, checked against it: a keyword the placeholder cannot honour (`pattern`, `not`, a
+ * second `allOf` part) fails the call with the reason, rather than a re-ask that would get the same reply.
+ */
+async function typedReply(schema: Record<string, unknown>, label: string): Promise<string> {
   const p = placeholder(schema, label);
-  if (!p.ok) throw new ProviderError("rejected", `the simulator cannot make a value for this returns= schema: ${p.problem}`, false);
+  const refuse = (problem: string) => new ProviderError("rejected", `the simulator cannot make a value for this returns= schema: ${problem}`, false);
+  if (!p.ok) throw refuse(p.problem);
+  // (ajv is loaded already: the typed call compiled this schema)
+  const validate = (await import("../calls/schema-validator.ts")).validatorFor(schema);
+  const problem = typeof validate === "function" ? validate(p.value)[0] : validate.problem;
+  if (problem !== undefined) throw refuse(problem);
   return JSON.stringify(p.value);
 }
 
@@ -23,7 +31,7 @@ export class SimProvider implements Provider {
 
   async complete(req: ModelRequest): Promise<ModelReply> {
     // a typed call gets a value of its schema's shape, its strings labelled like a text reply
-    const text = req.output ? typedReply(req.output, `[sim:${req.agentName}]`) : simReplyText(req.agentName, req.task);
+    const text = req.output ? await typedReply(req.output, `[sim:${req.agentName}]`) : simReplyText(req.agentName, req.task);
     return { text, model: req.model, usage: ZERO_USAGE, requestId: null };
   }
 

@@ -3,6 +3,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { validatorFor } from "../../runtime/calls/schema-validator.ts";
 import { MAX_SIZE, placeholder } from "../../runtime/providers/placeholder.ts";
 import { runCli } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
@@ -31,9 +32,40 @@ describe("the simulator's placeholder", () => {
     const $defs = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`n${i}`, { type: "object", properties: { a: { $ref: `#/$defs/n${i + 1}` }, b: { $ref: `#/$defs/n${i + 1}` } }, required: ["a", "b"] }]));
     const fan = { $defs: { ...$defs, n20: { type: "integer" } }, $ref: "#/$defs/n0" };
     expect(placeholder(fan, "s")).toEqual({ ok: false, problem: expect.stringContaining(limit) });
+    expect(placeholder({ type: "string", minLength: MAX_SIZE + 1 }, "s")).toEqual({ ok: false, problem: expect.stringContaining(limit) });
     expect(Date.now() - started).toBeLessThan(5000);
     // below the bound it is made
     expect(placeholder({ type: "array", minItems: 3, items: { type: "integer" } }, "s")).toEqual({ ok: true, value: [0, 0, 0] });
   });
 
+  it("fits the bounds, lengths, formats and tuples it can honour exactly", () => {
+    const schemas: Record<string, unknown>[] = [
+      { type: "number", exclusiveMinimum: 0 },
+      { type: "number", exclusiveMinimum: 0, maximum: 0.5 },
+      { type: "number", exclusiveMaximum: -2 },
+      { type: "integer", exclusiveMinimum: 2.5 },
+      { type: "integer", minimum: 3, maximum: 9 },
+      { type: "integer", exclusiveMaximum: 0 },
+      { type: "string", maxLength: 3 },
+      { type: "string", minLength: 20, maxLength: 25 },
+      ...["date-time", "date", "time", "duration", "email", "uri", "uri-reference", "uri-template", "url", "uuid", "ipv4", "ipv6", "hostname", "regex", "json-pointer", "relative-json-pointer", "byte"].map((format) => ({ type: "string", format })),
+      { type: "array", prefixItems: [{ type: "string" }, { type: "integer", minimum: 1 }], minItems: 3, items: { type: "boolean" } },
+      { type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"] },
+    ];
+    for (const schema of schemas) {
+      const p = placeholder(schema, "[sim:a]");
+      const validate = validatorFor(schema);
+      if (!p.ok || typeof validate !== "function") throw new Error(JSON.stringify(schema));
+      expect([schema, validate(p.value)]).toEqual([schema, []]);
+    }
+  });
+
+  it("fails the call, saying why, for a schema it cannot fit (a pattern, a not): no re-ask", async () => {
+    expect(await simulated('{code: {"$schema": "x", "type": "string", "pattern": "^[0-9]+$"}}')).toMatchObject({
+      error: { kind: "rejected", message: 'the simulator cannot make a value for this returns= schema: code: must match pattern "^[0-9]+$"' },
+    });
+    expect(await simulated('{"$schema": "x", "type": "object", "properties": {"n": {"type": "integer", "not": {"const": 0}}}, "required": ["n"], "additionalProperties": false}')).toMatchObject({
+      error: { kind: "rejected", message: "the simulator cannot make a value for this returns= schema: n: must NOT be valid" },
+    });
+  });
 });
