@@ -50,7 +50,8 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
       return { problem: describe(errors[0]!, schema, enveloped ? ["properties", "value"] : [], "the schema") + more };
     }
     try {
-      fn = ajv.compile(schema);
+      // from its text: a VVM value's objects have no prototype, and ajv's equality (const, enum) needs one
+      fn = ajv.compile(JSON.parse(key) as Record<string, unknown>);
     } catch (err) {
       // a loop refLoop cannot see (through a subschema's own $id) overflows the stack
       return { problem: err instanceof RangeError ? refLoopMessage(null) : compileProblem((err as Error).message) };
@@ -59,7 +60,10 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
   }
   const validate = fn;
   const under = enveloped ? ["value"] : [];
-  return (value) => (validate(value) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, value, under, "the reply")));
+  return (value) => {
+    const data: unknown = JSON.parse(JSON.stringify(value)); // (with prototypes, as for the schema)
+    return validate(data) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, data, under, "the reply"));
+  };
 }
 
 /** ajv's reason, in the program's words where ajv speaks of itself (a strict-mode "ignored" format is refused). */

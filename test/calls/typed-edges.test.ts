@@ -94,3 +94,11 @@ describe("a $ref that loops without reading into the value", () => {
     expect(await refusal({ $schema: "x", type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"], additionalProperties: false })).toBe("accepted");
   });
 });
+
+describe("a constant object in an escape hatch", () => {
+  it("is compared with the reply (a VVM value has no prototype; the validator's equality needs one)", async () => {
+    const t = await typed({ $schema: "x", type: "object", properties: { a: { const: { b: 1 } }, e: { enum: [{ c: [2] }] } }, required: ["a", "e"], additionalProperties: false });
+    expect(decodeReply(t, '{"a": {"b": 1}, "e": {"c": [2]}}').ok).toBe(true);
+    expect(decodeReply(t, '{"a": {"b": 2}, "e": {"c": [2]}}')).toEqual({ ok: false, errors: ["a: must be equal to constant"] });
+  });
+});
