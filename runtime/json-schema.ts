@@ -32,6 +32,33 @@ export function subschemas(s: unknown, path: (string | number)[]): Sub[] {
   return out;
 }
 
+/**
+ * `schema` placed at `at` (a JSON pointer, `/properties/item`) inside a larger schema: its references from its own
+ * root (`#`, `#/$defs/x`) are moved there, so they still mean what the program wrote. Only `$ref`s are touched, not
+ * data (`const`, `enum`, `default`, `examples`), nor a subschema with its own `$id` (its `#` is itself).
+ */
+export function rebase(schema: unknown, at: string): unknown {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema) || hasId(schema)) return schema;
+  const out: Record<string, unknown> = { ...(schema as Record<string, unknown>) };
+  const ref = out.$ref;
+  if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) out.$ref = `#${at}${ref.slice(1)}`;
+  for (const sub of subschemas(schema, [])) {
+    const [key, inner] = sub.path as [string, string | number | undefined];
+    if (inner === undefined) out[key] = rebase(sub.schema, at);
+    else {
+      // a list or map of subschemas: copied once, then each replaced
+      if (out[key] === (schema as Record<string, unknown>)[key]) out[key] = Array.isArray(out[key]) ? [...(out[key] as unknown[])] : { ...(out[key] as object) };
+      (out[key] as Record<string | number, unknown>)[inner] = rebase(sub.schema, at);
+    }
+  }
+  return out;
+}
+
+/** One key of a JSON pointer, as a URI fragment writes it. */
+export function pointerKey(key: string): string {
+  return encodeURIComponent(key.replace(/~/g, "~0").replace(/\//g, "~1"));
+}
+
 /** Why such a loop is refused, with the loop where it is known. */
 export function refLoopMessage(loop: string[] | null): string {
   return `a "$ref" leads back to where it stands without reading into the value${loop === null ? "" : ` (${loop.join(" → ")})`}, so checking a reply would never end`;

@@ -1,7 +1,7 @@
 // The `returns=` shape language (spec/typed-results.md): a VVM value that says what a typed call answers,
 // compiled to JSON Schema. Both `vvm check` (literal shapes, W070/W071) and the call layer read it, so the
 // check and the run agree word for word.
-import { refLoop, refLoopMessage } from "./json-schema.ts";
+import { pointerKey, rebase, refLoop, refLoopMessage } from "./json-schema.ts";
 import { jsonObject, toJSON, aTypeName, type Value } from "./values.ts";
 
 export type Shape =
@@ -179,8 +179,11 @@ function checkKeywords(s: unknown, path: ShapePath, problems: ShapeProblem[]): v
   }
 }
 
-/** The JSON Schema of a shape. Objects allow no other fields (the API's structured output requires it). */
-export function shapeSchema(s: Shape): Record<string, unknown> {
+/**
+ * The JSON Schema of a shape, placed at `at` (a JSON pointer) of the schema sent: an escape hatch's references
+ * are moved there. Objects allow no other fields (the API's structured output requires it).
+ */
+export function shapeSchema(s: Shape, at = ""): Record<string, unknown> {
   switch (s.kind) {
     case "string":
     case "number":
@@ -190,14 +193,14 @@ export function shapeSchema(s: Shape): Record<string, unknown> {
     case "enum":
       return { type: "string", enum: s.values };
     case "list":
-      return { type: "array", items: shapeSchema(s.item) };
+      return { type: "array", items: shapeSchema(s.item, `${at}/items`) };
     case "object": {
       const properties = jsonObject();
-      for (const f of s.fields) properties[f.name] = shapeSchema(f.shape);
+      for (const f of s.fields) properties[f.name] = shapeSchema(f.shape, `${at}/properties/${pointerKey(f.name)}`);
       return { type: "object", properties, required: s.fields.filter((f) => !f.optional).map((f) => f.name), additionalProperties: false };
     }
     case "schema":
-      return s.schema;
+      return rebase(s.schema, at) as Record<string, unknown>;
     default: {
       const never: never = s;
       return never;

@@ -2,7 +2,7 @@
 // reply read back into a VVM value and validated, a re-ask with the problems when it does not fit, and the
 // memory patch that travels beside the value.
 import { parseJson } from "../json.ts";
-import { refLoopMessage } from "../json-schema.ts";
+import { rebase, refLoopMessage } from "../json-schema.ts";
 import { fillOptional, isObjectShape, parseShape, pathText, shapeSchema, type Shape } from "../shapes.ts";
 import type { Turn } from "../provider.ts";
 import { cutText } from "../text.ts";
@@ -64,23 +64,11 @@ async function readTyped(returns: Value, withMemory: boolean, site: Site): Promi
   // The output format must be an object; a list or a word, and any call whose agent has memory, is wrapped.
   const envelope = withMemory || !isObjectShape(parsed.shape);
   const wire = envelope
-    ? { type: "object", properties: { value: underValue(schema), ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
+    ? { type: "object", properties: { value: rebase(schema, "/properties/value"), ...(withMemory ? { memory_patch: PATCH_SCHEMA } : {}) }, required: ["value"], additionalProperties: false }
     : schema;
   const validate = (await loadValidator()).validatorFor(wire, envelope);
   if (typeof validate !== "function") throw unusable(validate.problem, site);
   return { shape: parsed.shape, envelope, wire, validate };
-}
-
-/**
- * `schema` as the envelope's `value`: its own references (`#`, `#/$defs/item`) are JSON pointers from its
- * root, which is now `#/properties/value`, so they are moved there (an anchor, `#name`, needs nothing).
- */
-function underValue(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(underValue);
-  if (typeof schema !== "object" || schema === null) return schema;
-  return Object.fromEntries(
-    Object.entries(schema).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && (v === "#" || v.startsWith("#/")) ? `#/properties/value${v.slice(1)}` : underValue(v)]),
-  );
 }
 
 function unusable(problem: string, site: Site | null): VvmRaise {

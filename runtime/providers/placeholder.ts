@@ -68,7 +68,7 @@ function make(s: unknown, b: Budget, depth: number): unknown {
       .slice(2)
       .split("/")
       .filter((key) => key !== "")
-      .reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), b.root);
+      .reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[decodeURIComponent(key).replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), b.root);
     return make(target, b, depth + 1);
   }
   for (const key of ["anyOf", "oneOf", "allOf"]) {

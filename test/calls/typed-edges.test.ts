@@ -95,6 +95,29 @@ describe("a $ref that loops without reading into the value", () => {
   });
 });
 
+describe("an escape hatch inside a shape", () => {
+  const node = { $schema: "x", type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"], additionalProperties: false };
+  const fits = (t: Typed, reply: string) => decodeReply(t, reply).ok;
+
+  it("keeps its own references pointing into it, in a field or a list item", async () => {
+    const field = await typed({ root: node });
+    expect(fits(field, '{"root": {"kids": [{"kids": []}]}}')).toBe(true);
+    expect(fits(field, '{"root": {"kids": [{"root": {"kids": []}}]}}')).toBe(false);
+    const list = await typed([node]);
+    expect(fits(list, '{"value": [{"kids": [{"kids": []}]}]}')).toBe(true);
+    expect(fits(list, '{"value": [{"kids": [[]]}]}')).toBe(false);
+    const defs = await typed({ "my item": { $schema: "x", $defs: { name: { type: "string" } }, $ref: "#/$defs/name" } });
+    expect(fits(defs, '{"my item": "a"}')).toBe(true);
+    expect(fits(defs, '{"my item": 1}')).toBe(false);
+  });
+
+  it("leaves data alone: a constant that looks like a reference is the constant", async () => {
+    const t = await typed({ $schema: "x", const: { $ref: "#/a" } });
+    expect(fits(t, '{"value": {"$ref": "#/a"}}')).toBe(true);
+    expect(fits(t, '{"value": {"$ref": "#/properties/value/a"}}')).toBe(false);
+  });
+});
+
 describe("a constant object in an escape hatch", () => {
   it("is compared with the reply (a VVM value has no prototype; the validator's equality needs one)", async () => {
     const t = await typed({ $schema: "x", type: "object", properties: { a: { const: { b: 1 } }, e: { enum: [{ c: [2] }] } }, required: ["a", "e"], additionalProperties: false });
