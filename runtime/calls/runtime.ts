@@ -193,7 +193,7 @@ export class CallRuntime implements AgentRuntime {
       // an agent without tools still has its tool uses answered (as refused), should a reply ask for one
       const tools = async () => toolbox ?? (await loadTools()).Toolbox.create(NO_PERMISSIONS, toolOpts);
       const ask = (history: Turn[] = [], firstTurn = 1) => this.toolLoop(base, policy, signal, request, tools, maxTurns, history, firstTurn);
-      outcome = typed ? await askTyped(typed, opts.retry, model, ask) : await ask();
+      outcome = typed ? await askTyped(typed, opts.retry, maxTurns, model, ask) : await ask();
     } catch (err) {
       await session?.release();
       this.memoryEvent(base, session);

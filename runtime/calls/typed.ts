@@ -114,9 +114,10 @@ export type TypedOutcome<F> =
 
 /**
  * Ask, validate, and re-ask up to `reasks` times with the problems of the reply before (the model sees its own
- * reply and what is wrong with it). A request that fails ends it with that failure.
+ * reply and what is wrong with it), as long as the call has made fewer than `maxTurns` requests (a re-ask is one
+ * more). A request that fails ends it with that failure.
  */
-export async function askTyped<F extends { ok: false }>(typed: Typed, reasks: number, model: string, ask: Ask<F>): Promise<TypedOutcome<F>> {
+export async function askTyped<F extends { ok: false }>(typed: Typed, reasks: number, maxTurns: number, model: string, ask: Ask<F>): Promise<TypedOutcome<F>> {
   const history: Turn[] = [];
   const total: Counts = { attempts: 0, turns: 0, toolUses: 0 };
   for (let n = 0; ; n++) {
@@ -127,9 +128,11 @@ export async function askTyped<F extends { ok: false }>(typed: Typed, reasks: nu
     if (!out.ok) return { ...out, ...total, reasks: n };
     const d = decodeReply(typed, out.text);
     if (d.ok) return { ok: true, value: d.value, patch: d.patch, reasks: n, ...total };
-    if (n >= reasks) {
+    if (n >= reasks || total.turns >= maxTurns) {
       const more = d.errors.length > 1 ? ` (and ${d.errors.length - 1} more)` : "";
-      const message = `the reply does not fit returns=${n > 0 ? ` after ${n} re-ask${n === 1 ? "" : "s"}` : ""}: ${d.errors[0]}${more}`;
+      const after = n > 0 ? ` after ${n} re-ask${n === 1 ? "" : "s"}` : "";
+      const limit = n < reasks ? ` (max_turns=${maxTurns} allows no more requests)` : "";
+      const message = `the reply does not fit returns=${after}${limit}: ${d.errors[0]}${more}`;
       const data = new Map<string, Value>([
         ["errors", d.errors],
         ["reply_preview", out.text.length > PREVIEW_CHARS ? cutText(out.text, PREVIEW_CHARS) + "…" : out.text],

@@ -22,10 +22,29 @@ function refusal(returns: unknown): Promise<string> {
 describe("a rejected reply", () => {
   it("keeps a preview cut between characters, never inside a surrogate pair", async () => {
     const text = "a".repeat(499) + "😀😀";
-    const out = await askTyped(await typed({ n: "number" }), 0, "m", async () => ({ ok: true, text, attempts: 1, turns: 1, toolUses: 0 }));
+    const out = await askTyped(await typed({ n: "number" }), 0, 20, "m", async () => ({ ok: true, text, attempts: 1, turns: 1, toolUses: 0 }));
     if (out.ok) throw new Error("accepted");
     const data = (out as { rejected: VObject }).rejected.get("error") as VObject;
     expect((data.get("data") as VObject).get("reply_preview")).toBe("a".repeat(499) + "…");
+  });
+});
+
+describe("re-asks", () => {
+  it("stop once the call has made max_turns requests, however many retry= allows", async () => {
+    let asked = 0;
+    const ask = async (_history: unknown, firstTurn: number) => {
+      asked++;
+      return { ok: true as const, text: '{"n": "four"}', attempts: 1, turns: firstTurn, toolUses: 0 };
+    };
+    const out = await askTyped(await typed({ n: "number" }), 3, 2, "m", ask);
+    expect(asked).toBe(2);
+    if (out.ok) throw new Error("accepted");
+    const error = (out as { rejected: VObject }).rejected.get("error") as VObject;
+    expect(error.get("message")).toBe("the reply does not fit returns= after 1 re-ask (max_turns=2 allows no more requests): n: must be a number");
+    // max_turns=1: the first reply is the only one
+    asked = 0;
+    expect((await askTyped(await typed({ n: "number" }), 3, 1, "m", ask)).reasks).toBe(0);
+    expect(asked).toBe(1);
   });
 });
 
