@@ -20,6 +20,9 @@ const ajv = new Ajv2020({
   strictTuples: false,
   strictRequired: false,
   allowMatchingProperties: true,
+  // the reply is checked as plain objects (const/enum equality needs their prototype): only their own
+  // fields count, never an inherited `constructor` or `toString`
+  ownProperties: true,
   logger: false,
   code: { regExp: linearRegExp },
 });

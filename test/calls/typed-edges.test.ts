@@ -48,6 +48,17 @@ describe("re-asks", () => {
   });
 });
 
+describe("field names an object inherits", () => {
+  it("are fields like any other: constructor, toString and valueOf are neither present when absent nor checked when not there", async () => {
+    const shape = await typed({ name: "string", constructor: "string?" });
+    expect(shape.validate({ name: "n" })).toEqual([]);
+    const hatch = await typed({ $schema: "x", type: "object", required: ["toString"], dependentRequired: { a: ["valueOf"] } });
+    expect(hatch.validate({})).toEqual(["toString: missing (a required field)"]);
+    expect(hatch.validate({ toString: 1, a: 1 })).toEqual(["the reply: must have property valueOf when property a is present"]);
+    expect(hatch.validate({ toString: 1, a: 1, valueOf: 2 })).toEqual([]);
+  });
+});
+
 describe("a problem's place", () => {
   it("is written as the program writes it: a key of digits as a key, a list's index as an index", async () => {
     const t = await typed({ "0": "string", l: ["number"] });
