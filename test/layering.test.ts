@@ -21,7 +21,7 @@ const PACKAGES: Record<string, string[]> = {
   syntax: ["chevrotain"],
   "language facts": [],
   stdlib: [],
-  checker: ["yaml"],
+  checker: ["yaml", "picomatch"],
   "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "ajv", "ajv-formats", "async-mutex", "js-yaml", "minisearch", "picomatch", "re2js", "yaml"],
   cli: ["commander", "diff", "picocolors", "string-width"],
 };

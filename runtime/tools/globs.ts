@@ -2,6 +2,7 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
+import { splitGlob } from "../../src/resolve/glob-prefix.ts";
 
 interface CompiledGlob {
   written: string;
@@ -30,13 +31,11 @@ export class GlobSet {
   static async compile(written: readonly string[], root: string, trees: readonly string[] = []): Promise<GlobSet> {
     const globs: CompiledGlob[] = trees.map((dir) => ({ written: `${dir}/**`, base: dir, match: picomatch("**", GLOB_OPTIONS) }));
     for (const g of written) {
-      const scan = picomatch.scan(g);
-      // the fixed prefix keeps the escapes as written (`data \(old\)`): they name the folder, they are not in its path
-      const fixed = unescapeGlob(scan.isGlob ? scan.base : g);
+      const { fixed, rest } = splitGlob(g);
       const prefix = path.resolve(root, fixed === "" ? "." : fixed);
       // a prefix that cannot be resolved (a link loop) is no directory: its text, which no real path lies under
       const base = resolvable(prefix) ?? prefix;
-      globs.push({ written: g, base, match: scan.isGlob ? picomatch(scan.glob, GLOB_OPTIONS) : null });
+      globs.push({ written: g, base, match: rest !== null ? picomatch(rest, GLOB_OPTIONS) : null });
     }
     return new GlobSet([...trees.map((dir) => `${dir}/**`), ...written], globs);
   }
@@ -102,9 +101,4 @@ function resolvable(abs: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** A glob's fixed part may escape characters (`a\*b`, `data \(old\)`): the path is the text without the escapes. */
-function unescapeGlob(g: string): string {
-  return g.replace(/\\(.)/g, "$1");
 }

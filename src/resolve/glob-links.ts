@@ -6,9 +6,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Expr, KwArg } from "../../grammar/ast.ts";
 import { literalString, type ValueProblem } from "./agent-config.ts";
-
-/** A character that starts a glob's wildcard part (picomatch's and the shell's). */
-const WILD = /[*?[\]{}()!+@\\]/;
+import { splitGlob } from "./glob-prefix.ts";
 
 /** The literal `read` and `write` globs of a literal `perm(...)` or permissions object, with their expressions. */
 function literalGlobs(v: Expr): { mode: string; glob: string; at: Expr }[] {
@@ -27,13 +25,38 @@ function literalGlobs(v: Expr): { mode: string; glob: string; at: Expr }[] {
   return out;
 }
 
-/** `dir`'s real path, or null when it cannot be resolved. */
+/** `dir`'s real path, or null when it cannot be resolved (a link loop grants nothing: the call layer finds no folder there). */
 function real(dir: string): string | null {
   try {
     return realpathSync.native(dir);
   } catch {
     return null;
   }
+}
+
+/** The real path of the longest part of `p` that resolves, up to `stop` (its own real path or null). */
+function deepestReal(p: string, stop: string): string | null {
+  for (let q = p; ; q = path.dirname(q)) {
+    const r = real(q);
+    if (r !== null || q === stop || q === path.dirname(q)) return r;
+  }
+}
+
+/** The first link on the way from `root` down `segments`, for the message; any error ends the walk. */
+function firstLink(root: string, segments: string[]): string | null {
+  let dir = root;
+  for (const segment of segments) {
+    if (segment === "" || segment === ".") continue;
+    dir = path.join(dir, segment);
+    try {
+      const st = lstatSync(dir, { throwIfNoEntry: false });
+      if (st?.isSymbolicLink()) return dir;
+      if (st === undefined || !st.isDirectory()) return null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }
 
 /** W026 problems of one `permissions=` configuration entry; `programDir` is the folder relative globs are read from. */
@@ -44,26 +67,17 @@ export function linkedGlobProblems(kw: KwArg, programDir: string): ValueProblem[
   if (root === null) return [];
   const out: ValueProblem[] = [];
   for (const { mode, glob, at } of globs) {
-    const fixed = glob.split("/");
+    const { fixed } = splitGlob(glob);
     // an absolute glob says where it leads; one with `..` is refused when the call starts
-    if (path.isAbsolute(glob) || fixed.includes("..")) continue;
-    const end = fixed.findIndex((s) => WILD.test(s));
-    let dir = programDir;
-    for (const segment of end < 0 ? fixed : fixed.slice(0, end)) {
-      if (segment === "" || segment === ".") continue;
-      dir = path.join(dir, segment);
-      const st = lstatSync(dir, { throwIfNoEntry: false });
-      if (st === undefined) break;
-      if (!st.isSymbolicLink()) continue;
-      const target = real(dir);
-      if (target !== null && (target === root || target.startsWith(root + path.sep))) continue;
-      const shown = path.relative(programDir, dir);
-      out.push({
-        at,
-        message: `${mode} glob "${glob}" goes through the symbolic link ${shown}, which leads out of the program's folder${target === null ? "" : ` (to ${target})`}: the agent could ${mode} there (spec/agent-calls.md §8)`,
-      });
-      break;
-    }
+    if (path.isAbsolute(glob) || glob.split("/").includes("..")) continue;
+    // where the call layer resolves the fixed folders (a link loop, an unreadable folder: no further)
+    const reached = deepestReal(path.join(programDir, fixed), programDir);
+    if (reached === null || reached === root || reached.startsWith(root + path.sep)) continue;
+    const link = firstLink(programDir, fixed.split("/"));
+    out.push({
+      at,
+      message: `${mode} glob "${glob}" goes through ${link === null ? "a symbolic link" : `the symbolic link ${path.relative(programDir, link)}`}, which leads out of the program's folder (to ${reached}): the agent could ${mode} there (spec/agent-calls.md §8)`,
+    });
   }
   return out;
 }

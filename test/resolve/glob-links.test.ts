@@ -49,6 +49,23 @@ describe("W026", () => {
     ]);
   });
 
+  it("reads a glob's fixed folders as the call layer does (escapes, +, @), and never fails on a path it cannot follow", async () => {
+    outside = writeProgram({ "id_rsa": "key\n" });
+    prog = writeProgram({
+      "main.vvm": `agent w(model="haiku", permissions=perm(write=["data+/**", "x@y/**", "data \\\\(old\\\\)/**", "file.txt/sub/**", "${"n".repeat(300)}/**", "loop/**", "gone/**"]))\nx = @w \`go\`(())\nexport x\n`,
+      "file.txt": "",
+    });
+    for (const name of ["data+", "x@y", "data (old)"]) symlinkSync(outside.dir, prog.file(name));
+    symlinkSync("loop", prog.file("loop"));
+    symlinkSync(path.join(outside.dir, "missing"), prog.file("gone"));
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.map((d) => d.message.replace(/ \(to .*/, ""))).toEqual([
+      'write glob "data+/**" goes through the symbolic link data+, which leads out of the program\'s folder',
+      'write glob "x@y/**" goes through the symbolic link x@y, which leads out of the program\'s folder',
+      'write glob "data \\(old\\)/**" goes through the symbolic link data (old), which leads out of the program\'s folder',
+    ]);
+  });
+
   it("reaches vvm check's output as a warning, and nothing is reported without links", async () => {
     const { dir } = project();
     const r = await runCli(["check", "main.vvm"], { cwd: dir });
