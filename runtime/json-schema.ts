@@ -7,8 +7,11 @@ const INTO_ONE = ["items", "additionalItems", "additionalProperties", "contains"
 /** Keywords whose value is a list of subschemas. */
 const IN_PLACE_LIST = ["allOf", "anyOf", "oneOf"];
 const INTO_LIST = ["prefixItems", "items"];
-/** Keywords whose value maps names to subschemas (`dependentSchemas` applies in place; `$defs` is not applied). */
-const IN_PLACE_MAP = ["dependentSchemas"];
+/**
+ * Keywords whose value maps names to subschemas (`dependentSchemas` and the older `dependencies`, whose values
+ * may also be lists of names, apply in place; `$defs` is not applied).
+ */
+const IN_PLACE_MAP = ["dependentSchemas", "dependencies"];
 const OTHER_MAP = ["properties", "patternProperties", "$defs", "definitions"];
 
 /** A subschema of a schema: its JSON pointer's keys, and whether it applies to the same value as its parent. */

@@ -139,6 +139,10 @@ describe("an escape hatch inside a shape", () => {
     const defs = await typed({ "my item": { $schema: "x", $defs: { name: { type: "string" } }, $ref: "#/$defs/name" } });
     expect(fits(defs, '{"my item": "a"}')).toBe(true);
     expect(fits(defs, '{"my item": 1}')).toBe(false);
+    // under the older `dependencies` keyword too, wrapped in the envelope (a memory call)
+    const deps = await typed({ $schema: "x", type: "object", dependencies: { a: { $ref: "#/$defs/s" }, b: ["c"] }, $defs: { s: { required: ["b"] } } }, true);
+    expect(fits(deps, '{"value": {}}')).toBe(true);
+    expect(fits(deps, '{"value": {"a": 1}}')).toBe(false);
   });
 
   it("leaves data alone: a constant that looks like a reference is the constant", async () => {
