@@ -1,5 +1,6 @@
 // The offline simulator: deterministic, instant, free. Replies name the agent and the task so a
 // program's data flow stays visible (typed calls get a placeholder of their schema's shape); judges answer "uncertain" (predicates false, choose first).
+import { refLoopMessage } from "../json-schema.ts";
 import { placeholder } from "./placeholder.ts";
 import { ProviderError, type JudgeModelReply, type JudgeModelRequest, type ModelReply, type ModelRequest, type Provider, type Usage } from "../provider.ts";
 
@@ -21,7 +22,14 @@ async function typedReply(schema: Record<string, unknown>, label: string): Promi
   if (!p.ok) throw refuse(p.problem);
   // (ajv is loaded already: the typed call compiled this schema)
   const validate = (await import("../calls/schema-validator.ts")).validatorFor(schema);
-  const problem = typeof validate === "function" ? validate(p.value)[0] : validate.problem;
+  let problem: string | undefined;
+  try {
+    problem = typeof validate === "function" ? validate(p.value)[0] : validate.problem;
+  } catch (err) {
+    // a $ref loop the schema's check cannot see (through a subschema's own $id), as decodeReply says it
+    if (!(err instanceof RangeError)) throw err;
+    problem = refLoopMessage(null);
+  }
   if (problem !== undefined) throw refuse(problem);
   return JSON.stringify(p.value);
 }

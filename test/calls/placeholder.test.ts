@@ -67,5 +67,9 @@ describe("the simulator's placeholder", () => {
     expect(await simulated('{"$schema": "x", "type": "object", "properties": {"n": {"type": "integer", "not": {"const": 0}}}, "required": ["n"], "additionalProperties": false}')).toMatchObject({
       error: { kind: "rejected", message: "the simulator cannot make a value for this returns= schema: n: must NOT be valid" },
     });
+    // a $ref loop through a subschema's own $id, which the schema's check cannot see: named, not a stack overflow
+    expect(await simulated('{"$schema": "x", "$defs": {"a": {"$id": "https://e.com/a", "anyOf": [{"$ref": "#"}]}}, "$ref": "https://e.com/a"}')).toMatchObject({
+      error: { kind: "rejected", message: expect.stringMatching(/^the simulator cannot make a value for this returns= schema: a "\$ref" leads back to where it stands/) },
+    });
   });
 });
