@@ -2,6 +2,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { EXIT, type CliIO } from "./io.ts";
+import { printable } from "./printable.ts";
 import type { RunFlags } from "./commands/run.ts";
 import type { ArgFlag } from "./commands/inputs.ts";
 import type { CheckFlags } from "./commands/check.ts";
@@ -65,7 +66,7 @@ function dollarsArg(value: string): number {
   // decimal digits only: Number() would also read 0x10 as 16 and 1e3 as 1000
   const m = /^\$?(\d+(?:\.\d*)?|\.\d+)$/.exec(value.trim());
   const n = m ? Number(m[1]) : NaN;
-  if (!(n > 0)) throw new InvalidArgumentError("expected an amount of dollars above 0, such as 0.50 or $2");
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError("expected an amount of dollars above 0, such as 0.50 or $2");
   return n;
 }
 
@@ -86,6 +87,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       // --help and --version answer what was asked, on stdout; usage mistakes go to stderr
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // a mistake's message quotes what was typed: one line, its control characters escaped
+      outputError: (s, write) => write(`${printable(s.replace(/\n$/, ""), false)}\n`),
     })
     .showHelpAfterError("(run 'vvm --help' for usage)");
 

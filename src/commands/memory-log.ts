@@ -20,10 +20,17 @@ export function sinceTime(text: string, now: number, flag = "--since"): number {
   if (ms !== null && Number.isFinite(ms)) return now - ms;
   const day = /^(\d{4})-(\d\d)-(\d\d)/.exec(text);
   // Date.parse rolls an impossible day over (2026-02-30 is March 2): the day must be the one written
-  const real = day !== null && new Date(Date.UTC(+day[1]!, +day[2]! - 1, +day[3]!)).toISOString().startsWith(day[0]);
+  const real = day !== null && exists(+day[1]!, +day[2]!, +day[3]!);
   const t = real ? Date.parse(text) : NaN;
   if (Number.isNaN(t)) throw new UsageError(`${flag} ${text}: expected a duration such as "30m", "2h" or "3d", or an ISO 8601 time such as 2026-01-02T09:00:00Z`);
   return t;
+}
+
+/** Whether the calendar has this day (year, month 1-12, day); setUTCFullYear, unlike Date.UTC, keeps years 0-99. */
+function exists(year: number, month: number, day: number): boolean {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
 function kinds(text: string): string[] {

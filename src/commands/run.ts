@@ -135,7 +135,7 @@ function describeErrorExports(failed: [string, Value][]): string {
 /** How much of an uncaught error value stderr shows. */
 const ERROR_CHARS = 100_000;
 
-/** The error value, where it was raised, and the way it travelled out: each function left and each map/pmap item ended. */
+/** One step of a traceback: a function left, a map/pmap item ended, or how many steps are left out. */
 function describeStep(step: RaiseStep, where: (s: Site) => string): string {
   switch (step.kind) {
     case "call":
@@ -151,6 +151,7 @@ function describeStep(step: RaiseStep, where: (s: Site) => string): string {
   }
 }
 
+/** The error value, where it was raised, and the way it travelled out: each function left and each map/pmap item ended. */
 function describeUncaught(error: Value, site: Site | null, io: CliIO, color: boolean, trail: RaiseStep[] = []): string {
   const c = pc.createColors(color);
   const where = (s: Site) => `${displayPath(s.path, io)}:${s.span.line}:${s.span.col}`;

@@ -164,7 +164,7 @@ describe("cost through vvm run", () => {
 
   it("refuses a bad --max-cost as a usage error", async () => {
     await files();
-    for (const bad of ["0", "-1", "abc", "$", "0x10", "1e3", "Infinity", "$-2"]) {
+    for (const bad of ["0", "-1", "abc", "$", "0x10", "1e3", "Infinity", "$-2", "9".repeat(400)]) {
       const res = await runCli(["run", "cost.vvm", "--script", "cost.yaml", "--max-cost", bad], { cwd: dir });
       expect(res.code).toBe(64);
       expect(res.stderr).toContain("expected an amount of dollars above 0");

@@ -200,6 +200,8 @@ describe("vvm runs", () => {
     for (const day of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31"]) {
       expect(await runCli(["runs", "prune", "--older-than", day], { cwd: own }), day).toMatchObject({ code: 64, stderr: expect.stringContaining(`--older-than ${day}: expected a duration`) });
     }
+    // a real day of the years 0-99 is a day like any (older than that: nothing)
+    expect(await runCli(["runs", "prune", "--older-than", "0099-12-31T00:00:00Z", "--dry-run"], { cwd: own })).toMatchObject({ code: 0, stdout: expect.stringContaining("would remove 0 runs") });
     expect((await runCli(["runs", "prune", "--keep", "-1"], { cwd: own })).stderr).toMatch(/expected a whole number of at least 0/);
     expect(readdirSync(path.join(own, ".vvm", "runs")).length).toBe(3);
     expect((await runCli(["runs", "prune", "--older-than", "1h"], { cwd: own })).stdout).toContain("removed 0 runs");
