@@ -40,7 +40,13 @@ const SKIPPED = new Set([".vvm", ".git", "node_modules"]);
 /** Runs one test and hands its result to `check` while the copy still exists (memory is read from it). */
 export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: (r: RunResult) => Promise<T>): Promise<T> {
   // real: compared with the program's real folder (a copy cannot go inside what it copies)
-  const tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), "vvm-test-")));
+  let tmp: string;
+  try {
+    tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), "vvm-test-")));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new TestSetupError(`cannot make a temporary folder in ${os.tmpdir()} (${code === "ENOENT" ? "no such folder" : (code ?? (err as Error).message)}): set TMPDIR to a folder that exists and can be written`);
+  }
   try {
     const programDir = await realpath(path.dirname(file.program));
     const project = path.join(tmp, "project");

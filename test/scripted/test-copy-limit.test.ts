@@ -2,8 +2,9 @@
 // folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
 // A script file that never ends (a device) is refused too.
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_COPY_BYTES } from "../../src/commands/test-run.ts";
 import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { useFreshDirs } from "../support/fixtures.ts";
@@ -38,7 +39,11 @@ describe("vvm test's copy, when it would go inside what it copies", () => {
     writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    memory: /\n    expect: {exports: {x: 1}}\n");
     const root = await runCli(["test", "t.test.yaml"], { cwd: tmp });
     expect(root.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: memory: \/ holds the test's own copy of the program \(.+\/\.vvm\/memory\), so it cannot be copied into it: give a folder laid out as \.vvm\/memory\n/);
-    expect(inside.stdout + root.stdout).not.toContain("ERR_");
+    // a TMPDIR that does not exist (in-process: a child's tsx would make it for its own cache)
+    const tmpdir = vi.spyOn(os, "tmpdir").mockReturnValue(path.join(tmp, "no-such-folder"));
+    const missing = await runCli(["test", "t.test.yaml"], { cwd: tmp }).finally(() => tmpdir.mockRestore());
+    expect(missing.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: cannot make a temporary folder in .*\/no-such-folder \(no such folder\): set TMPDIR to a folder that exists and can be written\n/);
+    expect(inside.stdout + root.stdout + missing.stdout + missing.stderr).not.toMatch(/ERR_|internal error/);
   }, 30_000);
 });
 
