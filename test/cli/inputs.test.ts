@@ -168,6 +168,10 @@ describe("missing inputs", () => {
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
     r = await run(["--input", "in.json"], { source, files: { "in.json": '{"a\\u001b[31mred\\nsecond line": 1}' } });
     usage(r, "vvm: --input in.json: field 'a\\u001b[31mred\\u000asecond line' is not an input of the program");
+    // the command line's own mistakes too (commander's messages quote the argument)
+    r = await run(["--arg", "t\u001b[2J\n=1"], { source });
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain("argument 't\\u001b[2J\\u000a=1' is invalid. expected name=value");
     // a control character where a JSON value belongs is named by its code point, C1 ones too
     usage(await run(["--input", "in.json"], { source, files: { "in.json": '{"w": \u009b1}' } }), "vvm: --input in.json:1:7: expected a JSON value, found U+009B");
   });
