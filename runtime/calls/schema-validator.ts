@@ -13,26 +13,30 @@ const MAX_ERRORS = 20;
 // A schema's patterns run on RE2, in time linear in the reply (re2-pattern.ts). allowMatchingProperties: strict
 // mode would otherwise test each `properties` name against each `patternProperties` pattern with a JavaScript
 // RegExp, which backtracks as the reply's would have.
-const ajv = new Ajv2020({
-  allErrors: true,
-  strict: true,
-  strictTypes: false,
-  strictTuples: false,
-  strictRequired: false,
-  allowMatchingProperties: true,
-  // the reply is checked as plain objects (const/enum equality needs their prototype): only their own
-  // fields count, never an inherited `constructor` or `toString`
-  ownProperties: true,
-  logger: false,
-  code: { regExp: linearRegExp },
-});
-// (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
-formats.default(ajv);
-// ajv-formats' `url` expression takes time quadratic in a run of `:` (a 200,000-character reply: 21 s): it is
-// tried only on a string of at most MAX_URL characters, and a longer one is not a url
+function newAjv(): Ajv2020 {
+  const a = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allowMatchingProperties: true,
+    // the reply is checked as plain objects (const/enum equality needs their prototype): only their own
+    // fields count, never an inherited `constructor` or `toString`
+    ownProperties: true,
+    logger: false,
+    code: { regExp: linearRegExp },
+  });
+  // (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
+  formats.default(a);
+  // ajv-formats' `url` expression takes time quadratic in a run of `:` (a 200,000-character reply: 21 s): it is
+  // tried only on a string of at most MAX_URL characters, and a longer one is not a url
+  a.addFormat("url", (s: string) => s.length <= MAX_URL && url.test(s));
+  return a;
+}
 const MAX_URL = 8192;
 const url = fullFormats.url as RegExp;
-ajv.addFormat("url", (s: string) => s.length <= MAX_URL && url.test(s));
+const ajv = newAjv();
 
 /** Compiled validators by schema text: a program's few schemas are compiled once per run. */
 const compiled = new Map<string, ValidateFunction>();
@@ -54,7 +58,7 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
     }
     try {
       // from its text: a VVM value's objects have no prototype, and ajv's equality (const, enum) needs one
-      fn = ajv.compile(JSON.parse(key) as Record<string, unknown>);
+      fn = compileAlone(JSON.parse(key) as Record<string, unknown>);
     } catch (err) {
       // a loop refLoop cannot see (through a subschema's own $id) overflows the stack
       return { problem: err instanceof RangeError ? refLoopMessage(null) : compileProblem((err as Error).message) };
@@ -67,6 +71,19 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
     const data: unknown = JSON.parse(JSON.stringify(value)); // (with prototypes, as for the schema)
     return validate(data) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, data, under, "the reply"));
   };
+}
+
+/**
+ * ajv keeps every schema it compiled under its `$id`: a second, different schema with an `$id` the first used
+ * (two calls' escape hatches) is compiled by an instance of its own rather than refused as already known.
+ */
+function compileAlone(schema: Record<string, unknown>): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } catch (err) {
+    if (!/already exists/.test((err as Error).message)) throw err;
+    return newAjv().compile(schema);
+  }
 }
 
 /** ajv's reason, in the program's words where ajv speaks of itself (a strict-mode "ignored" format is refused). */

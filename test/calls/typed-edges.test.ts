@@ -152,6 +152,17 @@ describe("an escape hatch inside a shape", () => {
   });
 });
 
+describe("two escape hatches with one $id", () => {
+  it("are each their own schema: the second is neither refused as known nor checked as the first", async () => {
+    const names = await typed({ $schema: "x", $id: "https://example.com/s", type: "array", items: { type: "string" } });
+    const counts = await typed({ $schema: "x", $id: "https://example.com/s", type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
+    expect(decodeReply(names, '{"value": ["a"]}').ok).toBe(true);
+    expect(decodeReply(counts, '{"n": 1}').ok).toBe(true);
+    expect(decodeReply(counts, '{"n": "a"}').ok).toBe(false);
+    expect(decodeReply(names, '{"value": [1]}').ok).toBe(false);
+  });
+});
+
 describe("a constant object in an escape hatch", () => {
   it("is compared with the reply (a VVM value has no prototype; the validator's equality needs one)", async () => {
     const t = await typed({ $schema: "x", type: "object", properties: { a: { const: { b: 1 } }, e: { enum: [{ c: [2] }] } }, required: ["a", "e"], additionalProperties: false });
