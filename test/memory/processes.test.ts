@@ -143,7 +143,9 @@ describe("processes", () => {
           child.kill("SIGKILL");
           await exited(child);
           lines.close();
-          expect(stderr.replace(/warn: [^\n]*(repaired ledger|completed an interrupted)[^\n]*\n/g, "")).toBe("");
+          // (a writer killed between creating the lock file and writing its holder leaves a lock that names
+          // nobody, so the next one waits for its stale time and says so after a second: rare, and right)
+          expect(stderr.replace(/warn: [^\n]*(repaired ledger|completed an interrupted|waiting for the memory lock \(holder unknown\))[^\n]*\n/g, "")).toBe("");
           await checkOnDisk(dir, key);
         }
       };
