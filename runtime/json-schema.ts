@@ -68,6 +68,16 @@ export function refLoopMessage(loop: string[] | null): string {
 }
 
 /**
+ * Thrown by a validator whose schema turned out to loop only while it checked a reply (through a subschema's own
+ * `$id`, which refLoop does not follow): the schema's fault, not the reply's.
+ */
+export class RefLoopFound extends Error {
+  constructor() {
+    super(refLoopMessage(null));
+  }
+}
+
+/**
  * A `$ref` that leads back to where it stands without the validator reading into the value (`"$ref": "#"` at the
  * root, or through `anyOf`): ajv would recurse until the stack runs out, compiling or validating. Only references
  * from the schema's root (`#`, `#/…`) and to its anchors (`#name`) are followed; a subschema with its own `$id`
@@ -129,6 +139,14 @@ export function refLoop(schema: unknown): { at: (string | number)[]; loop: strin
     }
   }
   return null;
+}
+
+/** The keys a JSON pointer names, in order (`/a~1b/0` → `a/b`, `0`; `""`, the whole document, → none). */
+export function pointerKeys(pointer: string): string[] {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 /** The JSON pointer of `path` (without its `#`), as the node map keys it. */

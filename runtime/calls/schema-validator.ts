@@ -3,7 +3,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { fullFormats } from "ajv-formats/dist/formats.js";
-import { refLoopMessage } from "../json-schema.ts";
+import { pointerKeys, RefLoopFound, refLoopMessage } from "../json-schema.ts";
 import { pathText } from "../shapes.ts";
 import { linearRegExp } from "./re2-pattern.ts";
 
@@ -69,7 +69,14 @@ export function validatorFor(schema: Record<string, unknown>, enveloped = false)
   const under = enveloped ? ["value"] : [];
   return (value) => {
     const data: unknown = JSON.parse(JSON.stringify(value)); // (with prototypes, as for the schema)
-    return validate(data) ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, data, under, "the reply"));
+    let ok: boolean;
+    try {
+      ok = validate(data) as boolean;
+    } catch (err) {
+      // as when compiling: the stack ran out in a loop refLoop could not see
+      throw err instanceof RangeError ? new RefLoopFound() : err;
+    }
+    return ok ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => describe(e, data, under, "the reply"));
   };
 }
 
@@ -98,10 +105,7 @@ function compileProblem(message: string): string {
  * validated: a key of digits is a list's index only where the data holds a list. Paths below `under` lose it.
  */
 function describe(e: ErrorObject, data: unknown, under: string[], whole: string): string {
-  let segments = e.instancePath
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let segments = pointerKeys(e.instancePath);
   if (under.length > 0 && under.every((u, i) => segments[i] === u)) {
     for (const u of under) data = (data as Record<string, unknown>)[u];
     segments = segments.slice(under.length);

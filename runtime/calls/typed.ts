@@ -2,7 +2,7 @@
 // reply read back into a VVM value and validated, a re-ask with the problems when it does not fit, and the
 // memory patch that travels beside the value.
 import { parseJson } from "../json.ts";
-import { rebase, refLoopMessage } from "../json-schema.ts";
+import { rebase, RefLoopFound } from "../json-schema.ts";
 import { fillOptional, isObjectShape, parseShape, pathText, shapeSchema, type Shape } from "../shapes.ts";
 import type { Turn } from "../provider.ts";
 import { cutText } from "../text.ts";
@@ -85,8 +85,7 @@ export function decodeReply(typed: Typed, text: string): Decoded {
   try {
     errors = typed.validate(toJSON(r.value));
   } catch (err) {
-    // a $ref loop refLoop cannot see (through a subschema's own $id), taken for this reply: the schema's fault
-    if (err instanceof RangeError) throw unusable(refLoopMessage(null), null);
+    if (err instanceof RefLoopFound) throw unusable(err.message, null);
     throw err;
   }
   if (errors.length > 0) return { ok: false, errors };

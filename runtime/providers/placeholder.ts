@@ -1,6 +1,7 @@
 // A value shaped like a JSON Schema, for replies nobody wrote: the simulator's answer to a typed call
 // (spec/typed-results.md §8). Required fields only, the first of every choice, the fewest items, numbers as close
 // to 0 as the bounds allow; strings carry a label. What it cannot make is said, not sent.
+import { pointerKeys } from "../json-schema.ts";
 import { cutText } from "../text.ts";
 
 const FORMAT_SAMPLES: Record<string, string> = {
@@ -64,11 +65,11 @@ function make(s: unknown, b: Budget, depth: number): unknown {
   if ("const" in o) return o.const;
   if (Array.isArray(o.enum) && o.enum.length > 0) return o.enum[0];
   if (typeof o.$ref === "string" && (o.$ref === "#" || o.$ref.startsWith("#/"))) {
-    const target = o.$ref
-      .slice(2)
-      .split("/")
-      .filter((key) => key !== "")
-      .reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[decodeURIComponent(key).replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), b.root);
+    // the fragment is a URI's (percent-encoded), then a JSON pointer
+    const target = pointerKeys(decodeURIComponent(o.$ref.slice(1))).reduce<unknown>(
+      (at, key) => (typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key] : undefined),
+      b.root,
+    );
     return make(target, b, depth + 1);
   }
   for (const key of ["anyOf", "oneOf", "allOf"]) {

@@ -1,6 +1,6 @@
 // The offline simulator: deterministic, instant, free. Replies name the agent and the task so a
 // program's data flow stays visible (typed calls get a placeholder of their schema's shape); judges answer "uncertain" (predicates false, choose first).
-import { refLoopMessage } from "../json-schema.ts";
+import { RefLoopFound } from "../json-schema.ts";
 import { placeholder } from "./placeholder.ts";
 import { ProviderError, type JudgeModelReply, type JudgeModelRequest, type ModelReply, type ModelRequest, type Provider, type Usage } from "../provider.ts";
 
@@ -26,9 +26,8 @@ async function typedReply(schema: Record<string, unknown>, label: string): Promi
   try {
     problem = typeof validate === "function" ? validate(p.value)[0] : validate.problem;
   } catch (err) {
-    // a $ref loop the schema's check cannot see (through a subschema's own $id), as decodeReply says it
-    if (!(err instanceof RangeError)) throw err;
-    problem = refLoopMessage(null);
+    if (!(err instanceof RefLoopFound)) throw err;
+    problem = err.message;
   }
   if (problem !== undefined) throw refuse(problem);
   return JSON.stringify(p.value);
