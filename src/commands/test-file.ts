@@ -73,6 +73,9 @@ const EXPECT_FIELDS = ["exports", "exports_subset", "exports_match", "raises", "
 const MEMORY_FIELDS = ["key", "scope", "digest_contains", "digest_equals", "ledger", "facts", "fact_count"];
 const KIND = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** A test file's name ends so; its snapshot and its default program are named after it. */
+export const TEST_FILE = /\.test\.(ya?ml)$/;
+
 export async function loadTestFile(file: string, shown: string): Promise<TestFile> {
   let text: string;
   try {
@@ -97,7 +100,7 @@ export function parseTestFile(text: string, file: string, shown: string): TestFi
   const root = src.doc.contents as YamlNode | null;
   const top = r.fields(root, "the test file", FILE_FIELDS, "an object with program, script and tests");
   const programNode = top.get("program");
-  const program = programNode ? r.file(programNode, "program") : file.replace(/\.test\.ya?ml$/, ".vvm");
+  const program = programNode ? r.file(programNode, "program") : file.replace(TEST_FILE, ".vvm");
   const script = top.has("script") ? r.script(top.get("script")!, "script") : null;
   const testsNode = top.get("tests");
   if (!testsNode) r.fail(root, 'the test file: missing "tests", a list of tests');

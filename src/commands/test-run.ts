@@ -9,6 +9,7 @@ import { displayPath, type CliIO } from "../io.ts";
 import type { RunOutcome } from "../../runtime/context.ts";
 import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
+import { relativeUnder } from "../../runtime/tools/globs.ts";
 import { errorKind, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
@@ -188,10 +189,7 @@ async function copyFixture(from: string, to: string, field: string): Promise<voi
 }
 
 /** Whether `p` is `dir` or inside it (both real paths). */
-function within(dir: string, p: string): boolean {
-  const rel = path.relative(dir, p);
-  return rel.split(path.sep)[0] !== ".." && !path.isAbsolute(rel);
-}
+const within = (dir: string, p: string) => relativeUnder(dir, p) !== null;
 
 function exportsOf(stdout: string): { [key: string]: Json } | null {
   if (stdout.trim() === "") return null;

@@ -7,7 +7,7 @@ import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { MAX_SCRIPT_BYTES } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { diff } from "./test-expect.ts";
-import { parseYaml, TestFileError, type Json } from "./test-file.ts";
+import { parseYaml, TEST_FILE, TestFileError, type Json } from "./test-file.ts";
 import type { MemoryState } from "./test-memory.ts";
 
 export interface Snapshot {
@@ -21,7 +21,7 @@ const HEADER = "# Written by `vvm test --update`: the exports and memory each te
 
 /** The snapshot file of a test file; never the test file itself (the caller only passes `*.test.yaml` names). */
 export function snapshotFile(testFile: string): string {
-  const m = /\.test\.(ya?ml)$/.exec(testFile);
+  const m = TEST_FILE.exec(testFile);
   if (m === null) throw new Error(`${testFile} is not named like a test file`);
   return `${testFile.slice(0, m.index)}.test.snap.${m[1]}`;
 }

@@ -4,7 +4,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { printable } from "../printable.ts";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
-import { loadTestFile, TestFileError, type TestCase, type TestFile } from "./test-file.ts";
+import { loadTestFile, TEST_FILE, TestFileError, type TestCase, type TestFile } from "./test-file.ts";
 import { firstFailure } from "./test-expect.ts";
 import { allMemories } from "./test-memory.ts";
 import { runTest, TestSetupError } from "./test-run.ts";
@@ -15,7 +15,6 @@ export interface TestFlags {
   update?: boolean;
 }
 
-const TEST_FILE = /\.test\.ya?ml$/;
 /** Folders a search never enters: state, version control, dependencies. */
 const NOT_SEARCHED = new Set([".vvm", ".git", "node_modules"]);
 
