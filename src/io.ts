@@ -12,11 +12,8 @@ export interface CliIO {
   stderrIsTTY: boolean;
   /** aborted on Ctrl-C */
   signal: AbortSignal;
-  /**
-   * all of standard input (`vvm run --input -`), read only when asked for; null when it holds more than
-   * `limit` bytes (reading stops there: a pipe may never end)
-   */
-  readStdin(limit: number): Promise<Uint8Array | null>;
+  /** standard input (`vvm run --input -`), read only when asked for (the reader decides how much) */
+  stdin(): AsyncIterable<Uint8Array>;
   /**
    * Ask a person a question on the terminal and resolve to the line they type (null: Ctrl-C or end of
    * input). Absent when standard input or stderr is not a terminal: nobody is there to answer.

@@ -49,16 +49,7 @@ export async function start(): Promise<void> {
       cwd: process.cwd(),
       stderrIsTTY: Boolean(process.stderr.isTTY),
       signal: controller.signal,
-      readStdin: async (limit) => {
-        const chunks: Buffer[] = [];
-        let total = 0;
-        for await (const chunk of process.stdin) {
-          total += (chunk as Buffer).length;
-          if (total > limit) return null;
-          chunks.push(chunk as Buffer);
-        }
-        return Buffer.concat(chunks);
-      },
+      stdin: () => process.stdin,
       ask: process.stdin.isTTY && process.stderr.isTTY ? ask : undefined,
     });
   } catch (err) {

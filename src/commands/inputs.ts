@@ -1,7 +1,7 @@
 // Program inputs (spec/inputs.md): `vvm run --input FILE|- --arg name=value` checked against the program's
 // `input` declarations before anything runs, and the list `vvm check` prints.
 import { printable } from "../printable.ts";
-import { open } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import path from "node:path";
 import type { InputDecl } from "../../grammar/ast.ts";
 import { declaredInputs, sourceText } from "../check.ts";
@@ -92,28 +92,22 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
 /** An --input file (or standard input) is read up to this size: inputs are data for the program, and a device or pipe may never end. */
 export const MAX_INPUT_BYTES = 64 * 2 ** 20;
 
-/** The file's bytes, or null when it holds more than MAX_INPUT_BYTES. */
-async function readCapped(file: string): Promise<Uint8Array | null> {
-  const fh = await open(file, "r");
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const { bytesRead, buffer } = await fh.read(Buffer.alloc(2 ** 20), 0, 2 ** 20, null);
-      if (bytesRead === 0) return Buffer.concat(chunks, total);
-      total += bytesRead;
-      if (total > MAX_INPUT_BYTES) return null;
-      chunks.push(buffer.subarray(0, bytesRead));
-    }
-  } finally {
-    await fh.close();
+/** The bytes of a file or standard input, or null once they pass MAX_INPUT_BYTES (reading stops there). */
+async function readCapped(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array | null> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += chunk.length;
+    if (total > MAX_INPUT_BYTES) return null;
+    parts.push(chunk);
   }
+  return Buffer.concat(parts, total);
 }
 
 async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
   let bytes: Uint8Array | null;
   try {
-    bytes = file === "-" ? await io.readStdin(MAX_INPUT_BYTES) : await readCapped(path.resolve(io.cwd, file));
+    bytes = await readCapped(file === "-" ? io.stdin() : createReadStream(path.resolve(io.cwd, file)));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;

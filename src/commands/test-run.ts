@@ -76,7 +76,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
       cwd: project,
       stderrIsTTY: false,
       signal: io.signal,
-      readStdin: async () => new Uint8Array(),
+      stdin: async function* () {},
     };
     let outcome: RunOutcome | null = null;
     let provider: ScriptProvider | null = null;

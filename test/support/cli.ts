@@ -53,9 +53,8 @@ export function testIO(write: (stream: "out" | "err", s: string) => void, opts: 
     cwd: opts.cwd ?? ROOT,
     stderrIsTTY: opts.stderrIsTTY ?? false,
     signal: opts.signal ?? new AbortController().signal,
-    readStdin: async (limit) => {
-      const bytes = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array());
-      return bytes.length > limit ? null : bytes;
+    stdin: async function* () {
+      yield typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array());
     },
     ask:
       opts.answer === undefined
