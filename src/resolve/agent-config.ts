@@ -144,6 +144,13 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
   }
 }
 
+/** The entries of a literal `perm(...)` or permissions object, by key; none for a computed value. */
+export function permissionEntries(v: Expr): { key: string; value: Expr }[] {
+  if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") return v.kwargs.map((k) => ({ key: k.name, value: k.value }));
+  if (v.kind === "Object") return v.entries.map((e) => ({ key: e.key, value: e.value }));
+  return [];
+}
+
 /**
  * W023: what an agent asks for that this runtime does not grant, so it never goes unnoticed: network="prompt"
  * and `execute` globs without bash. W024: `execute`
@@ -151,12 +158,7 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
  * values are judged: `perm(...)` with literal arguments or an object literal.
  */
 export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "W024" })[] {
-  const v = kw.value;
-  if (kw.name !== "permissions") return [];
-  let entries: { key: string; value: Expr }[];
-  if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") entries = v.kwargs.map((k) => ({ key: k.name, value: k.value }));
-  else if (v.kind === "Object") entries = v.entries.map((e) => ({ key: e.key, value: e.value }));
-  else return [];
+  const entries = kw.name === "permissions" ? permissionEntries(kw.value) : [];
   const out: (ValueProblem & { code: "W023" | "W024" })[] = [];
   const bashEntry = entries.find((e) => e.key === "bash");
   const bash = bashEntry === undefined ? "deny" : literalString(bashEntry.value);

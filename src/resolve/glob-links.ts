@@ -5,17 +5,13 @@
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Expr, KwArg } from "../../grammar/ast.ts";
-import { literalString, type ValueProblem } from "./agent-config.ts";
+import { literalString, permissionEntries, type ValueProblem } from "./agent-config.ts";
 import { splitGlob } from "./glob-prefix.ts";
 
 /** The literal `read` and `write` globs of a literal `perm(...)` or permissions object, with their expressions. */
 function literalGlobs(v: Expr): { mode: string; glob: string; at: Expr }[] {
-  let entries: { key: string; value: Expr }[];
-  if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm") entries = v.kwargs.map((k) => ({ key: k.name, value: k.value }));
-  else if (v.kind === "Object") entries = v.entries.map((e) => ({ key: e.key, value: e.value }));
-  else return [];
   const out: { mode: string; glob: string; at: Expr }[] = [];
-  for (const { key, value } of entries) {
+  for (const { key, value } of permissionEntries(v)) {
     if ((key !== "read" && key !== "write") || value.kind !== "List") continue;
     for (const item of value.items) {
       const glob = literalString(item);
