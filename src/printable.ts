@@ -16,6 +16,11 @@ export function printable(text: string, lines = true): string {
   return text.replace(lines ? CONTROLS : CONTROLS_AND_NEWLINE, escape);
 }
 
+/** A message as vvm prints it on stderr: `vvm: `, the message on one line with its controls escaped. */
+export function vvmLine(message: string): string {
+  return `vvm: ${printable(message, false)}\n`;
+}
+
 /** One line safe to print with its columns kept (a caret under it must still point right): each control is `?`. */
 export function printableColumns(line: string): string {
   return line.replace(CONTROLS_AND_NEWLINE, "?");

@@ -2,7 +2,7 @@
 // --path for scope "path", and the key as the program writes it, never the escaped directory name);
 // output as readable text or one JSON document; failures as one line on stderr with an exit code; for
 // the commands that write, who is writing (the user) and how long to wait for the memory's lock.
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -108,7 +108,7 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
     return await body();
   } catch (err) {
     // messages quote keys, paths, lock holders and ledger text, all of which a memory directory decides
-    const say = (line: string) => io.stderr.write(`vvm: ${printable(line, false)}\n`);
+    const say = (line: string) => io.stderr.write(vvmLine(line));
     if (err instanceof UsageError) {
       say(err.message);
       return EXIT.usage;

@@ -1,5 +1,5 @@
 // `vvm run FILE`: validate, run, print the exports as one JSON object on stdout. Everything else goes to stderr.
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 import type { ModelFlags } from "./model-layer.ts";
 import { collectInputs, type InputFlags } from "./inputs.ts";
 import { checkProgram } from "../check.ts";
@@ -50,7 +50,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     // one line, whatever the input's names, descriptions or path hold
-    io.stderr.write(`vvm: ${printable(err.message, false)}\n`);
+    io.stderr.write(vvmLine(err.message));
     return EXIT.usage;
   }
 
@@ -62,7 +62,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     layer = await createModelLayer({ ...flags, entryPath: abs, io, skills: checked.skillFiles });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`vvm: ${err.message}\n`);
+      io.stderr.write(vvmLine(err.message));
       return EXIT.usage;
     }
     throw err;

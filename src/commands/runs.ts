@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { EXIT, UsageError, type CliIO } from "../io.ts";
 import { findRun, type RunInfo } from "../../runtime/state/runs.ts";
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 
 export interface RunsFlags {
   /** the project directory: where the program (and its .vvm/) is; default the current directory */
@@ -42,11 +42,11 @@ export async function runsCommand(io: CliIO, body: () => Promise<number>): Promi
     return await body();
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`vvm: ${err.message}\n`);
+      io.stderr.write(vvmLine(err.message));
       return EXIT.usage;
     }
     if (err instanceof MissingRun) {
-      io.stderr.write(`vvm: ${printable(err.message, false)}\n`);
+      io.stderr.write(vvmLine(err.message));
       return EXIT.missing;
     }
     const e = err as NodeJS.ErrnoException | null;
