@@ -104,11 +104,17 @@ export class Costs {
     return why;
   }
 
-  /** `$0.0123`, or `cost unknown (…)` when a model used has no price, with what the priced ones cost. */
+  /**
+   * `$0.0123`, or `cost unknown (…)` when a model used has no price, with what the priced ones cost; and
+   * when calls already in flight carried the run past `--max-cost`, by how much (the cap admits, it does
+   * not stop a call that started).
+   */
   summary(): string {
     const unpriced = this.unpriced;
-    if (unpriced.length === 0) return formatDollars(this.spent);
-    return `cost unknown (no price for ${unpriced.join(", ")}; ${formatDollars(this.spent)} for the rest)`;
+    const spent = this.spent;
+    const cost = unpriced.length === 0 ? formatDollars(spent) : `cost unknown (no price for ${unpriced.join(", ")}; ${formatDollars(spent)} for the rest)`;
+    if (this.maxCost === null || spent <= this.maxCost) return cost;
+    return `${cost}, ${formatDollars(spent - this.maxCost)} past --max-cost ${formatDollars(this.maxCost)} (calls already started finish)`;
   }
 
   /** `--usage`: one line per agent (judges last), then the total; columns aligned. */

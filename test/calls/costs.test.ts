@@ -82,6 +82,10 @@ describe("costs by agent", () => {
     const haiku = new Costs(DEFAULT_PRICES, 0.05);
     expect(haiku.admit("claude-haiku-5-5", () => 4 * 99_000)).toBeNull();
     expect(haiku.admit("claude-haiku-5-5", () => 4 * 200_000)).toBe("--max-cost $0.05 reached: $0.00 spent, and this call's prompt alone is about $0.10; no new calls start");
+    // within the cap the summary is the dollars alone; past it (calls in flight finish), by how much
+    expect(c.summary()).toBe("$0.999");
+    c.request("a", "claude-sonnet-5-5", u(0, 1000));
+    expect(c.summary()).toBe("$1.01, $0.0090 past --max-cost $1.00 (calls already started finish)");
     // no cap: nothing is refused and the prompt is never measured
     expect(new Costs(DEFAULT_PRICES, null).admit("my-model-7", () => { throw new Error("measured"); })).toBeNull();
   });
@@ -150,7 +154,7 @@ describe("cost through vvm run", () => {
     expect(out.ok.error.kind).toBe("thrown");
     expect(out.ok.error.data.kind).toBe("rejected");
     expect(res.stderr).toContain("vvm: --max-cost refused 2 of this run's calls and judges: exit 1\n");
-    expect(res.stderr).toMatch(/tokens 200000 in \/ 40000 out, .*\$0\.86, model time/);
+    expect(res.stderr).toMatch(/tokens 200000 in \/ 40000 out, .*\$0\.86, \$0\.06 past --max-cost \$0\.80 \(calls already started finish\), model time/);
   });
 
   it("--max-cost lets the calls already in flight finish", async () => {
@@ -160,6 +164,8 @@ describe("cost through vvm run", () => {
     expect(res.code).toBe(1);
     expect(JSON.parse(res.stdout).notes).toEqual(["a note", "a note", "a note", "a note"]);
     expect(res.stderr).toContain("vvm: --max-cost refused 1 of this run's calls and judges: exit 1\n");
+    // the summary line says how far past the cap they went
+    expect(res.stderr).toMatch(/, \$1\.72, \$1\.22 past --max-cost \$0\.50 \(calls already started finish\), model time/);
   });
 
   it("refuses a bad --max-cost as a usage error", async () => {
