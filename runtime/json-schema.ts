@@ -38,23 +38,41 @@ export function subschemas(s: unknown, path: (string | number)[]): Sub[] {
 /**
  * `schema` placed at `at` (a JSON pointer, `/properties/item`) inside a larger schema: its references from its own
  * root (`#`, `#/$defs/x`) are moved there, so they still mean what the program wrote. Only `$ref`s are touched, not
- * data (`const`, `enum`, `default`, `examples`), nor a subschema with its own `$id` (its `#` is itself).
+ * data (`const`, `enum`, `default`, `examples`), nor a subschema with its own `$id` (its `#` is itself). With
+ * `anchorSuffix`, its anchors (`"$anchor": "day"`) and the references to them (`"#day"`) gain the suffix: one
+ * escape hatch placed twice in a shape would otherwise name two places with one anchor, which the validator refuses.
  */
-export function rebase(schema: unknown, at: string): unknown {
+export function rebase(schema: unknown, at: string, anchorSuffix = ""): unknown {
+  const anchors = new Set<string>();
+  if (anchorSuffix !== "") ownAnchors(schema, anchors);
+  return moved(schema, at, anchors, anchorSuffix);
+}
+
+function moved(schema: unknown, at: string, anchors: Set<string>, suffix: string): unknown {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || hasId(schema)) return schema;
   const out: Record<string, unknown> = { ...(schema as Record<string, unknown>) };
   const ref = out.$ref;
   if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) out.$ref = `#${at}${ref.slice(1)}`;
+  else if (typeof ref === "string" && ref.startsWith("#") && anchors.has(ref.slice(1))) out.$ref = ref + suffix;
+  if (typeof out.$anchor === "string" && anchors.has(out.$anchor)) out.$anchor += suffix;
   for (const sub of subschemas(schema, [])) {
     const [key, inner] = sub.path as [string, string | number | undefined];
-    if (inner === undefined) out[key] = rebase(sub.schema, at);
+    if (inner === undefined) out[key] = moved(sub.schema, at, anchors, suffix);
     else {
       // a list or map of subschemas: copied once, then each replaced
       if (out[key] === (schema as Record<string, unknown>)[key]) out[key] = Array.isArray(out[key]) ? [...(out[key] as unknown[])] : { ...(out[key] as object) };
-      (out[key] as Record<string | number, unknown>)[inner] = rebase(sub.schema, at);
+      (out[key] as Record<string | number, unknown>)[inner] = moved(sub.schema, at, anchors, suffix);
     }
   }
   return out;
+}
+
+/** The anchors `s` defines outside its subschemas with their own `$id` (those are documents of their own). */
+function ownAnchors(s: unknown, into: Set<string>): void {
+  if (hasId(s)) return;
+  const anchor = typeof s === "object" && s !== null ? (s as Record<string, unknown>).$anchor : undefined;
+  if (typeof anchor === "string") into.add(anchor);
+  for (const sub of subschemas(s, [])) ownAnchors(sub.schema, into);
 }
 
 /** One key of a JSON pointer, as a URI fragment writes it. */

@@ -183,7 +183,7 @@ function checkKeywords(s: unknown, path: ShapePath, problems: ShapeProblem[]): v
  * The JSON Schema of a shape, placed at `at` (a JSON pointer) of the schema sent: an escape hatch's references
  * are moved there. Objects allow no other fields (the API's structured output requires it).
  */
-export function shapeSchema(s: Shape, at = ""): Record<string, unknown> {
+export function shapeSchema(s: Shape, at = "", hatches = { placed: 0 }): Record<string, unknown> {
   switch (s.kind) {
     case "string":
     case "number":
@@ -193,14 +193,15 @@ export function shapeSchema(s: Shape, at = ""): Record<string, unknown> {
     case "enum":
       return { type: "string", enum: s.values };
     case "list":
-      return { type: "array", items: shapeSchema(s.item, `${at}/items`) };
+      return { type: "array", items: shapeSchema(s.item, `${at}/items`, hatches) };
     case "object": {
       const properties = jsonObject();
-      for (const f of s.fields) properties[f.name] = shapeSchema(f.shape, `${at}/properties/${pointerKey(f.name)}`);
+      for (const f of s.fields) properties[f.name] = shapeSchema(f.shape, `${at}/properties/${pointerKey(f.name)}`, hatches);
       return { type: "object", properties, required: s.fields.filter((f) => !f.optional).map((f) => f.name), additionalProperties: false };
     }
     case "schema":
-      return rebase(s.schema, at) as Record<string, unknown>;
+      // inside a shape, each escape hatch's anchors get a suffix of their own (one hatch may stand twice)
+      return rebase(s.schema, at, at === "" ? "" : `-${++hatches.placed}`) as Record<string, unknown>;
     default: {
       const never: never = s;
       return never;

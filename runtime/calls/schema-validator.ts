@@ -27,6 +27,9 @@ function newAjv(): Ajv2020 {
     logger: false,
     code: { regExp: linearRegExp },
   });
+  // ajv resolves `#name` references to `$anchor`s but leaves the keyword out of its 2020-12 vocabulary, so strict
+  // mode refused every schema with one (ajv-validator/ajv#1854): declared here as the annotation it is
+  a.addKeyword("$anchor");
   // (ajv-formats is CommonJS: its plugin is also its own `default`, which is what the types describe)
   formats.default(a);
   // ajv-formats' `url` expression takes time quadratic in a run of `:` (a 200,000-character reply: 21 s): it is

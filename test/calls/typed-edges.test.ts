@@ -11,6 +11,8 @@ async function typed(returns: unknown, withMemory = false): Promise<Typed> {
   return (await prepareTyped(fromJSON(returns), withMemory, site))!;
 }
 
+const fits = (t: Typed, reply: string) => decodeReply(t, reply).ok;
+
 /** The message of the `thrown` a call with `returns` raises before any request, or "accepted". */
 function refusal(returns: unknown): Promise<string> {
   return prepareTyped(fromJSON(returns), false, site).then(
@@ -127,7 +129,6 @@ describe("a $ref that loops without reading into the value", () => {
 
 describe("an escape hatch inside a shape", () => {
   const node = { $schema: "x", type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"], additionalProperties: false };
-  const fits = (t: Typed, reply: string) => decodeReply(t, reply).ok;
 
   it("keeps its own references pointing into it, in a field or a list item", async () => {
     const field = await typed({ root: node });
@@ -149,6 +150,29 @@ describe("an escape hatch inside a shape", () => {
     const t = await typed({ $schema: "x", const: { $ref: "#/a" } });
     expect(fits(t, '{"value": {"$ref": "#/a"}}')).toBe(true);
     expect(fits(t, '{"value": {"$ref": "#/properties/value/a"}}')).toBe(false);
+  });
+});
+
+describe("an anchor in an escape hatch", () => {
+  const tree = { $schema: "x", $anchor: "node", type: "object", properties: { kids: { type: "array", items: { $ref: "#node" } } }, required: ["kids"], additionalProperties: false };
+  const day = { $schema: "x", $defs: { d: { $anchor: "day", type: "string", format: "date" } }, $ref: "#day" };
+
+  it("is a name a reference can use (the validator's strict mode refused the keyword itself)", async () => {
+    const t = await typed(day);
+    expect(fits(t, '{"value": "2026-11-26"}')).toBe(true);
+    expect(fits(t, '{"value": "Thursday"}')).toBe(false);
+  });
+
+  it("stays one name per place when one escape hatch stands twice in a shape, each copy referring to its own", async () => {
+    const t = await typed({ start: day, end: day, left: tree, right: tree, more: [tree] });
+    const props = (t.wire as { properties: Record<string, { $defs?: { d: { $anchor: string } }; $anchor?: string; $ref?: string }> }).properties;
+    expect(new Set([props.start!.$defs!.d.$anchor, props.end!.$defs!.d.$anchor, props.left!.$anchor, props.right!.$anchor]).size).toBe(4);
+    expect(props.start!.$ref).toBe(`#${props.start!.$defs!.d.$anchor}`);
+    const ok = { start: "2026-01-01", end: "2026-01-02", left: { kids: [{ kids: [] }] }, right: { kids: [] }, more: [{ kids: [{ kids: [] }] }] };
+    expect(fits(t, JSON.stringify(ok))).toBe(true);
+    expect(fits(t, JSON.stringify({ ...ok, end: "soon" }))).toBe(false);
+    expect(fits(t, JSON.stringify({ ...ok, right: { kids: [{ kids: [1] }] } }))).toBe(false);
+    expect(fits(t, JSON.stringify({ ...ok, more: [{ kids: [{}] }] }))).toBe(false);
   });
 });
 
