@@ -136,30 +136,26 @@ function lineOf(stdout: string, file: string, name: string): string {
 describe("vvm test", () => {
   it("checks every kind of expectation, passing and failing, with the first difference named", async () => {
     const p = project();
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(r.stderr).toBe("");
-      for (const [file, cases] of [["main.test.yaml", MAIN_CASES], ["errors.test.yaml", ERROR_CASES]] as const) {
-        for (const [name, , failure] of cases) {
-          const line = lineOf(r.stdout, file, name);
-          if (failure === null) expect(line, line).toBe(`PASS  ${file}: ${name}`);
-          else expect(line, line).toMatch(new RegExp(`^FAIL  ${file}:\\d+: `));
-          if (failure !== null) expect(line).toContain(`${name}: ${failure}`);
-        }
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stderr).toBe("");
+    for (const [file, cases] of [["main.test.yaml", MAIN_CASES], ["errors.test.yaml", ERROR_CASES]] as const) {
+      for (const [name, , failure] of cases) {
+        const line = lineOf(r.stdout, file, name);
+        if (failure === null) expect(line, line).toBe(`PASS  ${file}: ${name}`);
+        else expect(line, line).toMatch(new RegExp(`^FAIL  ${file}:\\d+: `));
+        if (failure !== null) expect(line).toContain(`${name}: ${failure}`);
       }
-      const failing = [...MAIN_CASES, ...ERROR_CASES].filter((c) => c[2] !== null).length;
-      const passing = MAIN_CASES.length + ERROR_CASES.length - failing;
-      expect(r.stdout.endsWith(`\n${passing} passed, ${failing} failed\n`)).toBe(true);
-      expect(r.code).toBe(1);
-      // the failing line names the test's own line in its file
-      expect(lineOf(r.stdout, "main.test.yaml", "judges differ")).toMatch(/^FAIL {2}main\.test\.yaml:(\d+): /);
-      const n = Number(/^FAIL {2}main\.test\.yaml:(\d+): judges differ/m.exec(r.stdout)![1]);
-      expect(readFileSync(p.file("main.test.yaml"), "utf8").split("\n")[n - 1]).toContain("- name: judges differ");
-      // the program's own directory is never written: each test ran in a copy
-      expect(() => readFileSync(p.file(".vvm/memory/k-team_3anotes/ledger.jsonl"))).toThrow();
-    } finally {
-      p.cleanup();
     }
+    const failing = [...MAIN_CASES, ...ERROR_CASES].filter((c) => c[2] !== null).length;
+    const passing = MAIN_CASES.length + ERROR_CASES.length - failing;
+    expect(r.stdout.endsWith(`\n${passing} passed, ${failing} failed\n`)).toBe(true);
+    expect(r.code).toBe(1);
+    // the failing line names the test's own line in its file
+    expect(lineOf(r.stdout, "main.test.yaml", "judges differ")).toMatch(/^FAIL {2}main\.test\.yaml:(\d+): /);
+    const n = Number(/^FAIL {2}main\.test\.yaml:(\d+): judges differ/m.exec(r.stdout)![1]);
+    expect(readFileSync(p.file("main.test.yaml"), "utf8").split("\n")[n - 1]).toContain("- name: judges differ");
+    // the program's own directory is never written: each test ran in a copy
+    expect(() => readFileSync(p.file(".vvm/memory/k-team_3anotes/ledger.jsonl"))).toThrow();
   });
 
   it("all passing: exit 0; a rule that answered nothing is listed under its test without failing it", async () => {
@@ -167,22 +163,18 @@ describe("vvm test", () => {
       "main.vvm": MAIN,
       "main.test.yaml": testFile("main.vvm", `${RULES}  - { agent: nobody, reply: "never asked" }\n`, [MAIN_CASES[0]!, MAIN_CASES[3]!]),
     });
-    try {
-      const r = await runCli(["test", "main.test.yaml"], { cwd: p.dir });
-      expect(r.stdout).toBe(
-        [
-          "PASS  main.test.yaml: exports exact",
-          "        unused rule 4 (line 12): kind agent, agent nobody",
-          "PASS  main.test.yaml: exports subset",
-          "        unused rule 4 (line 12): kind agent, agent nobody",
-          "2 passed, 0 failed",
-          "",
-        ].join("\n"),
-      );
-      expect(r.code).toBe(0);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test", "main.test.yaml"], { cwd: p.dir });
+    expect(r.stdout).toBe(
+      [
+        "PASS  main.test.yaml: exports exact",
+        "        unused rule 4 (line 12): kind agent, agent nobody",
+        "PASS  main.test.yaml: exports subset",
+        "        unused rule 4 (line 12): kind agent, agent nobody",
+        "2 passed, 0 failed",
+        "",
+      ].join("\n"),
+    );
+    expect(r.code).toBe(0);
   });
 
   it("--update writes snapshots of exports and memory; later runs compare with them; a failing test keeps its old one", async () => {
@@ -191,36 +183,32 @@ describe("vvm test", () => {
       ["fails", "expect: { judges: 5 }", "judges"],
     ];
     const p = writeProgram({ "main.vvm": MAIN, "main.test.yaml": testFile("main.vvm", RULES, cases) });
-    try {
-      const first = await runCli(["test", "--update"], { cwd: p.dir });
-      expect(first.stdout).toContain("wrote main.test.snap.yaml (1 snapshot)\n");
-      expect(first.code).toBe(1);
-      const snap = parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: Record<string, unknown> };
-      expect(snap.tests).toEqual({
-        snapshotted: {
-          exports: { summary: "Noted.", check: "Looks fine.", ok: true },
-          memory: { "project:team:notes": { digest: "## Deploys\n- api 4.2 shipped\n", ledger: ["patch"], facts: ["api 4.2 shipped on Monday"] } },
-        },
-      });
+    const first = await runCli(["test", "--update"], { cwd: p.dir });
+    expect(first.stdout).toContain("wrote main.test.snap.yaml (1 snapshot)\n");
+    expect(first.code).toBe(1);
+    const snap = parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: Record<string, unknown> };
+    expect(snap.tests).toEqual({
+      snapshotted: {
+        exports: { summary: "Noted.", check: "Looks fine.", ok: true },
+        memory: { "project:team:notes": { digest: "## Deploys\n- api 4.2 shipped\n", ledger: ["patch"], facts: ["api 4.2 shipped on Monday"] } },
+      },
+    });
 
-      const again = await runCli(["test"], { cwd: p.dir });
-      expect(lineOf(again.stdout, "main.test.yaml", "snapshotted")).toBe("PASS  main.test.yaml: snapshotted");
+    const again = await runCli(["test"], { cwd: p.dir });
+    expect(lineOf(again.stdout, "main.test.yaml", "snapshotted")).toBe("PASS  main.test.yaml: snapshotted");
 
-      // the program's behaviour changes: the snapshot says where
-      writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES.replace("Looks fine.", "Looks great."), cases));
-      const changed = await runCli(["test"], { cwd: p.dir });
-      expect(lineOf(changed.stdout, "main.test.yaml", "snapshotted")).toContain(`snapshotted: snapshot.exports.check: expected "Looks fine.", got "Looks great."`);
-      expect(changed.code).toBe(1);
+    // the program's behaviour changes: the snapshot says where
+    writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES.replace("Looks fine.", "Looks great."), cases));
+    const changed = await runCli(["test"], { cwd: p.dir });
+    expect(lineOf(changed.stdout, "main.test.yaml", "snapshotted")).toContain(`snapshotted: snapshot.exports.check: expected "Looks fine.", got "Looks great."`);
+    expect(changed.code).toBe(1);
 
-      // --update accepts it; the failing test still has no snapshot, and a snapshot is kept when its test fails
-      await runCli(["test", "--update"], { cwd: p.dir });
-      expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
-      writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES, [["snapshotted", "expect: { judges: 9 }", null]]));
-      await runCli(["test", "--update"], { cwd: p.dir });
-      expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
-    } finally {
-      p.cleanup();
-    }
+    // --update accepts it; the failing test still has no snapshot, and a snapshot is kept when its test fails
+    await runCli(["test", "--update"], { cwd: p.dir });
+    expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
+    writeFileSync(p.file("main.test.yaml"), testFile("main.vvm", RULES, [["snapshotted", "expect: { judges: 9 }", null]]));
+    await runCli(["test", "--update"], { cwd: p.dir });
+    expect((parse(readFileSync(p.file("main.test.snap.yaml"), "utf8")) as { tests: { snapshotted: { exports: { check: string } } } }).tests.snapshotted.exports.check).toBe("Looks great.");
   });
 
   describe("a malformed test file is one precise line, never a stack trace, and the other files still run", () => {
@@ -240,32 +228,24 @@ describe("vvm test", () => {
     ];
     it.each(bad)("%s", async (_what, text, message) => {
       const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": text, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]) });
-      try {
-        const r = await runCli(["test"], { cwd: p.dir });
-        const line = r.stdout.split("\n").find((l) => l.startsWith("ERROR"));
-        expect(line).toBe(`ERROR ${line!.slice(6)}`);
-        expect(line!.slice(6)).toContain(message);
-        expect(r.stdout).toContain("PASS  main.test.yaml: exports subset\n");
-        expect(r.stdout.endsWith("1 passed, 1 failed\n")).toBe(true);
-        expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
-        expect(r.code).toBe(1);
-      } finally {
-        p.cleanup();
-      }
+      const r = await runCli(["test"], { cwd: p.dir });
+      const line = r.stdout.split("\n").find((l) => l.startsWith("ERROR"));
+      expect(line).toBe(`ERROR ${line!.slice(6)}`);
+      expect(line!.slice(6)).toContain(message);
+      expect(r.stdout).toContain("PASS  main.test.yaml: exports subset\n");
+      expect(r.stdout.endsWith("1 passed, 1 failed\n")).toBe(true);
+      expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.code).toBe(1);
     });
   });
 
   it("a test file that is not UTF-8 is refused rather than read with replacement characters; a program named instead of its tests says so", async () => {
     const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": Buffer.from('program: main.vvm\nscript: [{ reply: "caf\xe9" }]\ntests: []\n', "latin1") });
-    try {
-      const r = await runCli(["test", "bad.test.yaml"], { cwd: p.dir });
-      expect(r.stdout).toBe("ERROR bad.test.yaml: not UTF-8 text\n0 passed, 1 failed\n");
-      const named = await runCli(["test", "main.vvm"], { cwd: p.dir });
-      expect(named.code).toBe(64);
-      expect(named.stderr).toBe("vvm: main.vvm: a program, not a test file; its tests would be in main.test.yaml (spec/testing.md)\n");
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test", "bad.test.yaml"], { cwd: p.dir });
+    expect(r.stdout).toBe("ERROR bad.test.yaml: not UTF-8 text\n0 passed, 1 failed\n");
+    const named = await runCli(["test", "main.vvm"], { cwd: p.dir });
+    expect(named.code).toBe(64);
+    expect(named.stderr).toBe("vvm: main.vvm: a program, not a test file; its tests would be in main.test.yaml (spec/testing.md)\n");
   });
 
   it("a script file that is missing or malformed fails its tests, naming the file as the user wrote it", async () => {
@@ -274,28 +254,20 @@ describe("vvm test", () => {
       "main.test.yaml": `program: main.vvm\ntests:\n  - { name: bad rules, script: rules.yaml, expect: {} }\n  - { name: no rules, script: none.yaml, expect: {} }\n`,
       "rules.yaml": "- { reply: x }\n- { reply: y, verdict: true }\n",
     });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(lineOf(r.stdout, "main.test.yaml", "bad rules")).toMatch(/: bad rules: rules\.yaml:2:3: rule 2: give exactly one answer/);
-      expect(lineOf(r.stdout, "main.test.yaml", "no rules")).toMatch(/: no rules: script none\.yaml: no such file$/);
-      expect(r.code).toBe(1);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(lineOf(r.stdout, "main.test.yaml", "bad rules")).toMatch(/: bad rules: rules\.yaml:2:3: rule 2: give exactly one answer/);
+    expect(lineOf(r.stdout, "main.test.yaml", "no rules")).toMatch(/: no rules: script none\.yaml: no such file$/);
+    expect(r.code).toBe(1);
   });
 
   it("a malformed snapshot file is an ERROR line at its place", async () => {
     const p = writeProgram({ "main.vvm": MAIN, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]), "main.test.snap.yaml": "tests:\n  x: [\n" });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(r.stdout).toMatch(/^ERROR main\.test\.snap\.yaml:3:1: not valid YAML: .* \(run vvm test --update to write it again\)\n0 passed, 1 failed\n$/);
-      expect(r.code).toBe(1);
-      writeFileSync(p.file("main.test.snap.yaml"), "tests:\n  exports subset: 3\n");
-      const shape = await runCli(["test"], { cwd: p.dir });
-      expect(shape.stdout).toContain('ERROR main.test.snap.yaml: test "exports subset": expected { exports, memory } (run vvm test --update to write it again)\n');
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toMatch(/^ERROR main\.test\.snap\.yaml:3:1: not valid YAML: .* \(run vvm test --update to write it again\)\n0 passed, 1 failed\n$/);
+    expect(r.code).toBe(1);
+    writeFileSync(p.file("main.test.snap.yaml"), "tests:\n  exports subset: 3\n");
+    const shape = await runCli(["test"], { cwd: p.dir });
+    expect(shape.stdout).toContain('ERROR main.test.snap.yaml: test "exports subset": expected { exports, memory } (run vvm test --update to write it again)\n');
   });
 
   it("expectations read only what was exported (not constructor or toString), YAML aliases and unknown tags are refused, __proto__ is a test name like any", async () => {
@@ -311,22 +283,18 @@ describe("vvm test", () => {
       "alias.test.yaml": `program: m.vvm\nscript:${rules}tests:\n  - name: a\n    expect: { exports_subset: { r: &x hi, toString: *x } }\n`,
       "tag.test.yaml": `program: m.vvm\nscript:\n  - { kind: agent, agent: a, reply: !custom hi }\ntests:\n  - name: t\n    expect: {}\n`,
     });
-    try {
-      const r = await runCli(["test", "m.test.yaml"], { cwd: p.dir });
-      expect(r.stdout).toContain("inherited: exports_subset.constructor: missing (expected 1)");
-      expect(r.stdout).toContain('exactly r: exports.toString: not expected (got "surprise")');
-      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+/);
-      const aliased = await runCli(["test", "alias.test.yaml"], { cwd: p.dir });
-      expect(aliased.stdout).toMatch(/^ERROR alias\.test\.yaml:6:\d+: not valid YAML: an alias \(\*x\) is not supported here: write the value out\n/);
-      const tagged = await runCli(["test", "tag.test.yaml"], { cwd: p.dir });
-      expect(tagged.stdout).toMatch(/^ERROR tag\.test\.yaml:3:\d+: not valid YAML: Unresolved tag: !custom\n/);
-      // a snapshot for the test named __proto__ is written and read back
-      await runCli(["test", "m.test.yaml", "--update"], { cwd: p.dir });
-      expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toMatch(/^ {2}__proto__:$/m);
-      expect((await runCli(["test", "m.test.yaml"], { cwd: p.dir })).stdout).toMatch(/^PASS .*__proto__/m);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test", "m.test.yaml"], { cwd: p.dir });
+    expect(r.stdout).toContain("inherited: exports_subset.constructor: missing (expected 1)");
+    expect(r.stdout).toContain('exactly r: exports.toString: not expected (got "surprise")');
+    expect(r.stderr).not.toMatch(/\n\s+at .+:\d+/);
+    const aliased = await runCli(["test", "alias.test.yaml"], { cwd: p.dir });
+    expect(aliased.stdout).toMatch(/^ERROR alias\.test\.yaml:6:\d+: not valid YAML: an alias \(\*x\) is not supported here: write the value out\n/);
+    const tagged = await runCli(["test", "tag.test.yaml"], { cwd: p.dir });
+    expect(tagged.stdout).toMatch(/^ERROR tag\.test\.yaml:3:\d+: not valid YAML: Unresolved tag: !custom\n/);
+    // a snapshot for the test named __proto__ is written and read back
+    await runCli(["test", "m.test.yaml", "--update"], { cwd: p.dir });
+    expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toMatch(/^ {2}__proto__:$/m);
+    expect((await runCli(["test", "m.test.yaml"], { cwd: p.dir })).stdout).toMatch(/^PASS .*__proto__/m);
   });
 
   it("a run whose exports cannot be printed fails its test; an uncaught error too deep to copy is read for its kind", async () => {
@@ -336,15 +304,11 @@ describe("vvm test", () => {
       "big.test.yaml": "program: big.vvm\nscript: []\ntests:\n  - name: anything\n    expect: {}\n",
       "deep.test.yaml": "program: deep.vvm\nscript: []\ntests:\n  - name: raises\n    expect: { raises: { kind: k } }\n",
     });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(r.stdout).toContain("FAIL  big.test.yaml:4: anything: the program ran but vvm run printed no exports (exit 1): the exported values are too large to print as JSON");
-      expect(r.stdout).toMatch(/^PASS {2}deep\.test\.yaml: raises$/m);
-      expect(r.code).toBe(1);
-      expect(r.stderr).not.toMatch(/internal|\n\s+at .+:\d+/);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toContain("FAIL  big.test.yaml:4: anything: the program ran but vvm run printed no exports (exit 1): the exported values are too large to print as JSON");
+    expect(r.stdout).toMatch(/^PASS {2}deep\.test\.yaml: raises$/m);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toMatch(/internal|\n\s+at .+:\d+/);
     // (the first run writes 256 MiB of JSON before the limit stops it: give a loaded machine time)
   }, 120_000);
 
@@ -353,13 +317,9 @@ describe("vvm test", () => {
       "main.vvm": MAIN,
       "main.test.yaml": testFile("main.vvm", `\n  - { agent: notes, reply: "Noted." }\n  - { kind: judge, verdict: true }\n`, [MAIN_CASES[3]!]),
     });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir, env: standin.env() });
-      expect(lineOf(r.stdout, "main.test.yaml", "exports subset")).toContain(`no script rule answered agent call 'picky'`);
-      expect(standin.requests).toHaveLength(0);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test"], { cwd: p.dir, env: standin.env() });
+    expect(lineOf(r.stdout, "main.test.yaml", "exports subset")).toContain(`no script rule answered agent call 'picky'`);
+    expect(standin.requests).toHaveLength(0);
   });
 
   it("user-scope memory lives in the test's own HOME, seeded by user_memory", async () => {
@@ -374,15 +334,11 @@ describe("vvm test", () => {
       ]),
       "home-fixture/k-prefs/digest.md": "- short answers\n",
     });
-    try {
-      // the caller's HOME (testEnv's, which cannot exist) is never used: a write there would fail the call
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(lineOf(r.stdout, "main.test.yaml", "fresh")).toBe("PASS  main.test.yaml: fresh");
-      expect(lineOf(r.stdout, "main.test.yaml", "seeded")).toBe("PASS  main.test.yaml: seeded");
-      expect(lineOf(r.stdout, "main.test.yaml", "not a folder")).toMatch(/not a folder: user_memory: .*main\.vvm is not a folder \(give a folder laid out as \.vvm\/memory\)$/);
-    } finally {
-      p.cleanup();
-    }
+    // the caller's HOME (testEnv's, which cannot exist) is never used: a write there would fail the call
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(lineOf(r.stdout, "main.test.yaml", "fresh")).toBe("PASS  main.test.yaml: fresh");
+    expect(lineOf(r.stdout, "main.test.yaml", "seeded")).toBe("PASS  main.test.yaml: seeded");
+    expect(lineOf(r.stdout, "main.test.yaml", "not a folder")).toMatch(/not a folder: user_memory: .*main\.vvm is not a folder \(give a folder laid out as \.vvm\/memory\)$/);
   });
 
   it("a memory is kept only inside the test's folder: a path binding that leads elsewhere, literal or computed, is refused when the call opens it", async () => {
@@ -394,20 +350,15 @@ describe("vvm test", () => {
       "computed.vvm": `agent a(model="haiku", prompt="p")\nwhere = "${real.dir}"\nr = @a.with(memory={scope: "path", key: "team", path: where}) \`Note.\`(())\nexport r\n`,
       ...Object.fromEntries(["inside", "absolute", "computed"].map((n) => [`${n}.test.yaml`, `script:\n  - agent: a${NOTES_REPLY}\ntests: [{ name: t, expect: {} }]\n`])),
     });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(r.stdout).toContain("PASS  inside.test.yaml: t\n");
-      for (const name of ["absolute", "computed"]) {
-        expect(r.stdout).toContain(`FAIL  ${name}.test.yaml:8: t: export r is an error value (rejected): "memory path:\\"team\\": ${real.dir}/k-team is outside `);
-      }
-      // nothing was written on the real disk: not the real memory, not the program's folder
-      expect(readFileSync(real.file("k-team/digest.md"), "utf8")).toBe("## Real\n");
-      expect(() => readFileSync(real.file("k-team/ledger.jsonl"))).toThrow();
-      expect(() => readFileSync(p.file("shared/mem/k-team/digest.md"))).toThrow();
-    } finally {
-      p.cleanup();
-      real.cleanup();
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toContain("PASS  inside.test.yaml: t\n");
+    for (const name of ["absolute", "computed"]) {
+      expect(r.stdout).toContain(`FAIL  ${name}.test.yaml:8: t: export r is an error value (rejected): "memory path:\\"team\\": ${real.dir}/k-team is outside `);
     }
+    // nothing was written on the real disk: not the real memory, not the program's folder
+    expect(readFileSync(real.file("k-team/digest.md"), "utf8")).toBe("## Real\n");
+    expect(() => readFileSync(real.file("k-team/ledger.jsonl"))).toThrow();
+    expect(() => readFileSync(p.file("shared/mem/k-team/digest.md"))).toThrow();
   });
 
   it("a program in a subfolder is named by its own path in messages, not its copy's", async () => {
@@ -417,57 +368,41 @@ describe("vvm test", () => {
       "bad.test.yaml": "program: sub/bad.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n",
       "ok.test.yaml": "program: sub/ok.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n",
     });
-    try {
-      const r = await runCli(["test"], { cwd: p.dir });
-      expect(r.stdout).toContain("FAIL  bad.test.yaml:3: a: the program did not run (vvm run exit 2): sub/bad.vvm:1:5: E001 ");
-      expect(r.stdout).toContain(`FAIL  ok.test.yaml:3: a: no script rule answered agent call 'a' at sub/ok.vvm:2:5: "hi"`);
-    } finally {
-      p.cleanup();
-    }
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toContain("FAIL  bad.test.yaml:3: a: the program did not run (vvm run exit 2): sub/bad.vvm:1:5: E001 ");
+    expect(r.stdout).toContain(`FAIL  ok.test.yaml:3: a: no script rule answered agent call 'a' at sub/ok.vvm:2:5: "hi"`);
   });
 
   it("exit 64 for a path that does not exist or a folder without test files", async () => {
     const p = writeProgram({ "main.vvm": MAIN });
-    try {
-      const missing = await runCli(["test", "nothere"], { cwd: p.dir });
-      expect([missing.code, missing.stderr]).toEqual([64, "vvm: nothere: no such file or folder\n"]);
-      const none = await runCli(["test"], { cwd: p.dir });
-      expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
-    } finally {
-      p.cleanup();
-    }
+    const missing = await runCli(["test", "nothere"], { cwd: p.dir });
+    expect([missing.code, missing.stderr]).toEqual([64, "vvm: nothere: no such file or folder\n"]);
+    const none = await runCli(["test"], { cwd: p.dir });
+    expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
   });
 
   it("a test file named on the command line must end in .test.yaml or .test.yml: --update never writes over it", async () => {
     const tests = "program: main.vvm\nscript: []\ntests: [{ name: a, expect: {} }]\n";
     const p = writeProgram({ "main.vvm": MAIN, "mytests.yaml": tests });
-    try {
-      for (const args of [["test", "mytests.yaml"], ["test", "--update", "mytests.yaml"]]) {
-        const r = await runCli(args, { cwd: p.dir });
-        expect([r.code, r.stdout, r.stderr]).toEqual([64, "", "vvm: mytests.yaml: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)\n"]);
-      }
-      expect(readFileSync(p.file("mytests.yaml"), "utf8")).toBe(tests);
-      expect(() => snapshotFile(p.file("mytests.yaml"))).toThrow();
-    } finally {
-      p.cleanup();
+    for (const args of [["test", "mytests.yaml"], ["test", "--update", "mytests.yaml"]]) {
+      const r = await runCli(args, { cwd: p.dir });
+      expect([r.code, r.stdout, r.stderr]).toEqual([64, "", "vvm: mytests.yaml: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)\n"]);
     }
+    expect(readFileSync(p.file("mytests.yaml"), "utf8")).toBe(tests);
+    expect(() => snapshotFile(p.file("mytests.yaml"))).toThrow();
   });
 
   it("NAME.test.yml and NAME.test.yaml keep a snapshot each (NAME.test.snap.yml, NAME.test.snap.yaml)", async () => {
     const prog = 'agent a(model="haiku", prompt="p")\nr = @a `Say hi.`(())\nexport r\n';
     const tests = (reply: string) => `program: m.vvm\nscript: [{ reply: ${reply} }]\ntests: [{ name: a, expect: {} }]\n`;
     const p = writeProgram({ "m.vvm": prog, "m.test.yaml": tests("from-yaml"), "m.test.yml": tests("from-yml") });
-    try {
-      const first = await runCli(["test", "--update"], { cwd: p.dir });
-      expect(first.stdout).toContain("wrote m.test.snap.yaml (1 snapshot)\n");
-      expect(first.stdout).toContain("wrote m.test.snap.yml (1 snapshot)\n");
-      expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toContain("r: from-yaml");
-      expect(readFileSync(p.file("m.test.snap.yml"), "utf8")).toContain("r: from-yml");
-      const again = await runCli(["test"], { cwd: p.dir });
-      expect([again.code, again.stdout.endsWith("2 passed, 0 failed\n")]).toEqual([0, true]);
-    } finally {
-      p.cleanup();
-    }
+    const first = await runCli(["test", "--update"], { cwd: p.dir });
+    expect(first.stdout).toContain("wrote m.test.snap.yaml (1 snapshot)\n");
+    expect(first.stdout).toContain("wrote m.test.snap.yml (1 snapshot)\n");
+    expect(readFileSync(p.file("m.test.snap.yaml"), "utf8")).toContain("r: from-yaml");
+    expect(readFileSync(p.file("m.test.snap.yml"), "utf8")).toContain("r: from-yml");
+    const again = await runCli(["test"], { cwd: p.dir });
+    expect([again.code, again.stdout.endsWith("2 passed, 0 failed\n")]).toEqual([0, true]);
   });
 
   it("the project's examples carry tests, and they pass", async () => {
