@@ -1154,6 +1154,7 @@ export class ModuleCompiler {
       const hr = handler ? (handler.run as SyncS) : null;
       const fr = final ? (final.run as SyncS) : null;
       return SS((f) => {
+        const entered = f.ret;
         let code: Completion = NORMAL;
         let pending: VvmRaise | null = null;
         try {
@@ -1179,7 +1180,7 @@ export class ModuleCompiler {
         if (fr) {
           const ret = f.ret;
           const fc = fr(f);
-          if (fc !== NORMAL) return fc;
+          if (fc !== NORMAL) return overridden(f, fc, entered);
           f.ret = ret;
         }
         if (pending) throw pending;
@@ -1187,6 +1188,7 @@ export class ModuleCompiler {
       });
     }
     return AS(async (f) => {
+      const entered = f.ret;
       let code: Completion = NORMAL;
       let pending: VvmRaise | null = null;
       try {
@@ -1212,7 +1214,7 @@ export class ModuleCompiler {
       if (final) {
         const ret = f.ret;
         const fc = final.async ? await final.run(f) : final.run(f);
-        if (fc !== NORMAL) return fc;
+        if (fc !== NORMAL) return overridden(f, fc, entered);
         f.ret = ret;
       }
       if (pending) throw pending;
@@ -1326,6 +1328,15 @@ async function poll(f: Frame, slice: number): Promise<number> {
   await nextTurn();
   if (f.signal.aborted) throw new Interrupted();
   return sliceEnd();
+}
+
+/**
+ * A `finally` that ends in `break` or `continue` cancels a `return` of its `try` or `except` block: the
+ * value that return stored must not become the function's result when the body later falls off its end.
+ */
+function overridden(f: Frame, code: Completion, entered: Value): Completion {
+  if (code !== RETURN) f.ret = entered;
+  return code;
 }
 
 /** A slot's value, or `missing()` when the slot is empty (`undefined`); unit is `null` and is a value. */
