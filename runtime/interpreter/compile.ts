@@ -171,7 +171,15 @@ export class ModuleCompiler {
       }
       case "TemplateExpr": {
         const render = this.template(e.template, scope, (v) => renderWhole(v));
-        return S((f) => render(f, f.it));
+        const site = this.site(e.span);
+        // a text too long for a string (or a value whose JSON is) is `thrown` here, where it is made
+        return S((f) => {
+          try {
+            return render(f, f.it);
+          } catch (err) {
+            throw (err instanceof RangeError && asRaise(err, site)) || err;
+          }
+        });
       }
       case "Name":
         return S(this.name(e.name, scope, e.span));
@@ -1300,16 +1308,18 @@ class UserFunction implements VFunction {
     if (!this.isAsync) return this.callSync(args, kwargs, it, site, env);
     const f = this.enter(args, kwargs, it, site, env);
     let done: ReturnType<typeof this.c.body.run>;
+    // as in callSync: a RangeError (stack or value too large) becomes `thrown` here, so the traceback names this call
+    const leave = (err: unknown) => this.leaving((err instanceof RangeError && asRaise(err, site)) || err, site);
     try {
       done = this.c.body.run(f);
     } catch (err) {
-      throw this.leaving(err, site);
+      throw leave(err);
     }
     return done instanceof Promise
       ? done.then(
           () => f.ret,
           (err: unknown) => {
-            throw this.leaving(err, site);
+            throw leave(err);
           },
         )
       : f.ret;

@@ -142,7 +142,13 @@ class Loader {
         }
         case "expr": {
           const c = mc.expr(t.expr, mc.moduleScope);
-          const v = c.async ? await c.run(f) : c.run(f);
+          let v: Value;
+          try {
+            v = c.async ? await c.run(f) : c.run(f);
+          } catch (err) {
+            // what a module-level statement does (ModuleCompiler.sited): the raise says where it was made
+            throw (err instanceof RangeError && asRaise(err, mc.site(s.span))) || err;
+          }
           // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source text.
           if (v instanceof Map) for (const [k, x] of v) out.set(k, x);
           else out.set(mc.info.exportKeys.get(s)!, v);

@@ -140,6 +140,17 @@ export x
     expect(r.stderr).toMatch(/uncaught error at .*:3:7:\n[\s\S]*"message": "value too large: '\+' would make a string of 536,870,912 characters; a string holds at most 536,870,888 characters"/);
   });
 
+  it("a template too long for a string is raised at the template, with its traceback, also in a function that can suspend and in an export", async () => {
+    const grow = `def grow():\n  s = "a"\n  for i in range(28):\n    s = s + s\n  return twice(s)\n`;
+    const inFunction = await runCli(["run", programFile(`def twice(s):\n  for i in []:\n    pass\n  return \`{s}{s}\`\n${grow}r = grow()\nexport r\n`)]);
+    expect(inFunction.code).toBe(1);
+    expect(inFunction.stderr).toMatch(/uncaught error at .*:4:10:\n[\s\S]*value too large: a string holds at most/);
+    expect(inFunction.stderr).toMatch(/in twice\(\), called at .*:9:10\n {2}in grow\(\), called at .*:10:5/);
+    const exported = await runCli(["run", programFile(`s = "a"\nfor i in range(28):\n  s = s + s\nexport \`{s}{s}\`\n`)]);
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toMatch(/uncaught error at .*:4:8:\n[\s\S]*value too large: a string holds at most/);
+  });
+
   it("--narrate previews a deep value without changing the run's result", async () => {
     const file = programFile(`xs = []\nfor i in range(30000):\n  xs = [xs]\ny = 1\nexport y\n`);
     const r = await runCli(["run", file, "--narrate"]);
