@@ -1147,6 +1147,9 @@ export class ModuleCompiler {
   /**
    * try/except/finally (spec/language.md §10): `except` sees raises only; `finally` always runs (not on Ctrl-C);
    * a raise in `finally` replaces what was propagating, and a return/break/continue there wins over both.
+   * dropReturn: while `finally` runs, the function's return value is what it was when the `try` began, so a
+   * `return` in flight that a raise, `break` or `continue` there cancels is never the function's result
+   * (falling off the end later returns `()`); only a `finally` that completes normally puts it back.
    */
   private tryStmt(s: Stmt & { kind: "Try" }, c: Ctx): CS {
     const site = this.site(s.span);
@@ -1187,8 +1190,9 @@ export class ModuleCompiler {
         }
         if (fr) {
           const ret = f.ret;
+          f.ret = entered; // see dropReturn
           const fc = fr(f);
-          if (fc !== NORMAL) return overridden(f, fc, entered);
+          if (fc !== NORMAL) return fc;
           f.ret = ret;
         }
         if (pending) throw pending;
@@ -1221,8 +1225,9 @@ export class ModuleCompiler {
       }
       if (final) {
         const ret = f.ret;
+        f.ret = entered; // see dropReturn
         const fc = final.async ? await final.run(f) : final.run(f);
-        if (fc !== NORMAL) return overridden(f, fc, entered);
+        if (fc !== NORMAL) return fc;
         f.ret = ret;
       }
       if (pending) throw pending;
@@ -1338,15 +1343,6 @@ async function poll(f: Frame, slice: number): Promise<number> {
   await nextTurn();
   if (f.signal.aborted) throw new Interrupted();
   return sliceEnd();
-}
-
-/**
- * A `finally` that ends in `break` or `continue` cancels a `return` of its `try` or `except` block: the
- * value that return stored must not become the function's result when the body later falls off its end.
- */
-function overridden(f: Frame, code: Completion, entered: Value): Completion {
-  if (code !== RETURN) f.ret = entered;
-  return code;
 }
 
 /** A slot's value, or `missing()` when the slot is empty (`undefined`); unit is `null` and is a value. */
