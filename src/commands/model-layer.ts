@@ -1,5 +1,6 @@
 // The model layer `vvm run` builds: provider selection, the call runtime, memory store, trace file,
 // live progress and the closing summary line. Nothing here writes to stdout.
+import { statSync } from "node:fs";
 import path from "node:path";
 import pc from "picocolors";
 import { displayPath, homeDir, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
@@ -67,7 +68,14 @@ export interface ModelFlags {
   confineMemory?: string;
 }
 
-export type ModelLayerOptions = ModelFlags & { entryPath: string; io: CliIO; /** the program's skills, as the checker loaded them */ skills?: Map<string, LoadedSkill> };
+export type ModelLayerOptions = ModelFlags & {
+  entryPath: string;
+  io: CliIO;
+  /** the program's skills, as the checker loaded them */
+  skills?: Map<string, LoadedSkill>;
+  /** `--input FILE` (read already): opening the trace must not truncate it */
+  input?: string;
+};
 
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
   const { io } = opts;
@@ -88,8 +96,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   let fileTrace: FileTrace | null = null;
   if (opts.trace) {
     const file = path.resolve(io.cwd, opts.trace);
-    // opening the trace truncates it: never the program being run
-    if (file === path.resolve(opts.entryPath)) throw new UsageError(`--trace ${opts.trace}: that is the program itself; choose another file`);
+    const clash = traceClash(file, opts);
+    if (clash !== null) throw new UsageError(`--trace ${opts.trace}: that is ${clash}; choose another file`);
     try {
       fileTrace = new FileTrace(file, warn);
     } catch (err) {
@@ -178,6 +186,32 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
       }
     },
   };
+}
+
+/**
+ * Which file the run reads the trace would be, or null. Opening the trace truncates it, so it is compared by
+ * identity (device and inode, through links), not by name: a link or a second hard link to the program
+ * named as the trace file would otherwise empty the program.
+ */
+function traceClash(trace: string, opts: ModelLayerOptions): string | null {
+  const target = fileIdentity(trace);
+  if (target === null) return null; // a new file clashes with nothing
+  const read: [string | undefined, string][] = [
+    [opts.entryPath, "the program itself"],
+    [opts.script, "the --script file"],
+    [opts.input === "-" ? undefined : opts.input, "the --input file"],
+  ];
+  for (const [file, what] of read) if (file !== undefined && fileIdentity(path.resolve(opts.io.cwd, file)) === target) return what;
+  return null;
+}
+
+function fileIdentity(file: string): string | null {
+  try {
+    const st = statSync(file);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
 }
 
 async function selectProvider(opts: ModelLayerOptions): Promise<Provider> {

@@ -1,6 +1,6 @@
 // createModelLayer: provider selection, command-line mistakes, the offline notice, trace file,
 // summary line and live progress.
-import { readFile, writeFile } from "node:fs/promises";
+import { link, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createModelLayer, type ModelLayerOptions } from "../../src/commands/model-layer.ts";
@@ -72,6 +72,18 @@ describe("provider selection", () => {
     await writeFile(path.join(dir, "prog.vvm"), "x = 1\n");
     await expect(createModelLayer(opts(cli, { provider: "sim", trace: "prog.vvm" }))).rejects.toThrow("--trace prog.vvm: that is the program itself");
     expect(await readFile(path.join(dir, "prog.vvm"), "utf8")).toBe("x = 1\n");
+    // by identity, not name: a link or a second name of a file the run reads would be emptied by the trace
+    await symlink("prog.vvm", path.join(dir, "to-prog.jsonl"));
+    await link(path.join(dir, "prog.vvm"), path.join(dir, "prog-too.jsonl"));
+    await expect(createModelLayer(opts(cli, { provider: "sim", trace: "to-prog.jsonl" }))).rejects.toThrow("--trace to-prog.jsonl: that is the program itself");
+    await expect(createModelLayer(opts(cli, { provider: "sim", trace: "prog-too.jsonl" }))).rejects.toThrow("--trace prog-too.jsonl: that is the program itself");
+    await writeFile(path.join(dir, "rules.yaml"), "- reply: ok\n");
+    await expect(createModelLayer(opts(cli, { script: "rules.yaml", trace: "rules.yaml" }))).rejects.toThrow("--trace rules.yaml: that is the --script file");
+    await writeFile(path.join(dir, "in.json"), "{}");
+    await expect(createModelLayer(opts(cli, { provider: "sim", input: "in.json", trace: "./in.json" }))).rejects.toThrow("--trace ./in.json: that is the --input file");
+    expect(await readFile(path.join(dir, "prog.vvm"), "utf8")).toBe("x = 1\n");
+    expect(await readFile(path.join(dir, "rules.yaml"), "utf8")).toBe("- reply: ok\n");
+    expect(await readFile(path.join(dir, "in.json"), "utf8")).toBe("{}");
     const badUrl = io({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "notaurl" });
     await expect(createModelLayer(opts(badUrl.cli))).rejects.toThrow("ANTHROPIC_BASE_URL=notaurl is not a URL");
     const bad = io({ VVM_MAX_TOKENS: "lots" });
