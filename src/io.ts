@@ -1,4 +1,5 @@
 // The CLI's view of the outside world, so commands can be tested in-process.
+import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ProgressStyle } from "../runtime/calls/accounting.ts";
@@ -49,6 +50,24 @@ export function progressStyle(io: CliIO, mode: ProgressMode = "auto"): ProgressS
 /** The user's home directory (user-scope memories, the recall index key, ~/.vvm/skills): $HOME, else the system's. */
 export function homeDir(io: CliIO): string {
   return io.env.HOME || os.homedir();
+}
+
+/**
+ * The project a command names (`--dir DIR`, `vvm runs ls DIR`), absolute; the working directory when none is
+ * named. A name that is not a folder is the command line's mistake (a UsageError, said with `shown` first),
+ * never a project that has no runs or memories yet.
+ */
+export function projectDir(dir: string | undefined, io: CliIO, shown = dir): string {
+  const abs = path.resolve(io.cwd, dir ?? ".");
+  if (dir === undefined) return abs;
+  let isFolder = false;
+  try {
+    isFolder = statSync(abs).isDirectory();
+  } catch {
+    // said below
+  }
+  if (!isFolder) throw new UsageError(`${shown}: no such folder`);
+  return abs;
 }
 
 /** Paths relative to the working directory when inside it, so editors can open them. */

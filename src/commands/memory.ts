@@ -6,7 +6,7 @@ import { printable, vvmLine } from "../printable.ts";
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { displayPath, EXIT, homeDir, UsageError, type CliIO } from "../io.ts";
+import { displayPath, EXIT, homeDir, projectDir, UsageError, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
 import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
 import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
@@ -37,16 +37,17 @@ export function where(flags: WhereFlags, io: CliIO): Where {
   if (flags.dir !== undefined && flags.program !== undefined) throw new UsageError("--dir and --program both name the project; give one");
   if (flags.scope !== "path" && flags.path !== undefined) throw new UsageError(`--path is for --scope path (the scope is ${flags.scope})`);
   if (flags.scope === "path" && flags.path === undefined) throw new UsageError("--scope path needs --path P, the path the program gives its memory");
-  let entryDir = path.resolve(io.cwd, flags.dir ?? ".");
+  // a mistyped --dir is the command line's mistake: "no memories" there would read as a clean bill of health
+  let entryDir = projectDir(flags.dir, io, `--dir ${flags.dir}`);
   if (flags.program !== undefined) {
     const file = path.resolve(io.cwd, flags.program);
-    let isFile = false;
+    let kind: "file" | "other" | "none" = "none";
     try {
-      isFile = statSync(file).isFile();
+      kind = statSync(file).isFile() ? "file" : "other";
     } catch {
       // said below
     }
-    if (!isFile) throw new UsageError(`--program ${flags.program}: no such file`);
+    if (kind !== "file") throw new UsageError(`--program ${flags.program}: ${kind === "none" ? "no such file" : "not a file (give the program, or the project with --dir)"}`);
     entryDir = path.dirname(file);
   }
   const home = homeDir(io);

@@ -1,9 +1,9 @@
 // `vvm runs ls [DIR]`: the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
-import { displayPath, EXIT, type CliIO } from "../io.ts";
+import { displayPath, EXIT, projectDir, type CliIO } from "../io.ts";
 import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
 import { columns, shortTime } from "./memory.ts";
-import { projectDir, runsCommand } from "./runs.ts";
+import { runsCommand } from "./runs.ts";
 
 export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
   return runsCommand(io, async () => {

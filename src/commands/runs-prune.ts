@@ -3,11 +3,11 @@
 // killed run is never finished).
 import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { EXIT, UsageError, type CliIO } from "../io.ts";
+import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { listRuns, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
-import { projectDir, runsCommand, type RunsFlags } from "./runs.ts";
+import { runsCommand, type RunsFlags } from "./runs.ts";
 
 export type PruneFlags = RunsFlags & { keep?: number; olderThan?: string; dryRun?: boolean };
 

@@ -1,10 +1,9 @@
 // `vvm runs …`: what the subcommands share: the project (whose .vvm/runs holds the runs), finding one run
 // by its id, and failures as one line on stderr with an exit code, never a stack trace.
-import { statSync } from "node:fs";
 import path from "node:path";
-import { EXIT, UsageError, type CliIO } from "../io.ts";
+import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { findRun, type RunInfo } from "../../runtime/state/runs.ts";
-import { printable, vvmLine } from "../printable.ts";
+import { vvmLine } from "../printable.ts";
 
 export interface RunsFlags {
   /** the project directory: where the program (and its .vvm/) is; default the current directory */
@@ -13,21 +12,6 @@ export interface RunsFlags {
 
 /** A run that cannot be found or read: exit 1. */
 export class MissingRun extends Error {}
-
-export function projectDir(dir: string | undefined, io: CliIO): string {
-  const abs = path.resolve(io.cwd, dir ?? ".");
-  // a mistyped folder is the command line's mistake, not a project without runs
-  if (dir !== undefined && !isFolder(abs)) throw new UsageError(`${printable(dir, false)}: no such folder`);
-  return abs;
-}
-
-function isFolder(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 export async function runArg(id: string, flags: RunsFlags, io: CliIO): Promise<RunInfo> {
   // an empty prefix would name every run

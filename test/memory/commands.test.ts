@@ -283,6 +283,11 @@ describe("vvm memory, on a memory built by real runs", () => {
       [["ls", "--scope", "galaxy"], 64, /galaxy/],
       [["ls", "--dir", dir, "--program", "s1.vvm"], 64, /--dir and --program both name the project/],
       [["ls", "--program", "missing.vvm"], 64, /--program missing\.vvm: no such file/],
+      [["ls", "--program", "."], 64, /^vvm: --program \.: not a file \(give the program, or the project with --dir\)\n$/],
+      // a mistyped project is not a project without memories (doctor would report it healthy)
+      [["ls", "--dir", "no-such-project"], 64, /^vvm: --dir no-such-project: no such folder\n$/],
+      [["doctor", "--dir", "no-such-project"], 64, /^vvm: --dir no-such-project: no such folder\n$/],
+      [["show", KEY, "--dir", "s1.vvm"], 64, /^vvm: --dir s1\.vvm: no such folder\n$/],
       [["log"], 64, /missing required argument 'key'/],
     ];
     await expectRefused(cases, (args) => runCli(["memory", ...args], { cwd: dir }));
