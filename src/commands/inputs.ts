@@ -9,6 +9,7 @@ import type { CheckResult } from "../program.ts";
 import { UsageError, type CliIO } from "../io.ts";
 import { parseJson } from "../../runtime/json.ts";
 import { typeName, type Value } from "../../runtime/values.ts";
+import { Interrupted } from "../../runtime/abort.ts";
 
 /** One `--arg name=value`, as written. */
 export interface ArgFlag {
@@ -47,7 +48,7 @@ function isJson(text: string): boolean {
 /**
  * The values for the program's inputs: the `--input` object's fields, then each `--arg` (which wins over the file).
  * Throws UsageError for a file that cannot be read or is not a JSON object, a name the program does not declare,
- * an `--arg` given twice, or a required input left out.
+ * an `--arg` given twice, or a required input left out; Interrupted on Ctrl-C while the file is read.
  */
 export async function collectInputs(checked: CheckResult, flags: InputFlags, io: CliIO): Promise<Map<string, Value>> {
   const decls = declaredInputs(checked);
@@ -92,23 +93,45 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
 /** An --input file (or standard input) is read up to this size: inputs are data for the program, and a device or pipe may never end. */
 export const MAX_INPUT_BYTES = 64 * 2 ** 20;
 
-/** The bytes of a file or standard input, or null once they pass MAX_INPUT_BYTES (reading stops there). */
-async function readCapped(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array | null> {
+/**
+ * The bytes of a file or standard input, or null once they pass MAX_INPUT_BYTES (reading stops there).
+ * Throws Interrupted on Ctrl-C: `--input -` at a terminal nobody types into (or a pipe that never ends)
+ * must give way to the first Ctrl-C, not wait for a second one to kill the process.
+ */
+async function readCapped(chunks: AsyncIterable<Uint8Array> & { destroy?: () => void }, signal: AbortSignal): Promise<Uint8Array | null> {
+  const it = chunks[Symbol.asyncIterator]();
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Interrupted());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => {}); // said by the race below, when it is still waiting
   const parts: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of chunks) {
-    total += chunk.length;
-    if (total > MAX_INPUT_BYTES) return null;
-    parts.push(chunk);
+  try {
+    for (;;) {
+      const next = await Promise.race([it.next(), aborted]);
+      if (next.done) return Buffer.concat(parts, total);
+      total += next.value.length;
+      if (total > MAX_INPUT_BYTES) return null;
+      parts.push(next.value);
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // A stream (standard input included) is closed, so a read still waiting keeps nothing alive: a stream's
+    // iterator would only act on return() once its pending read ended.
+    if (chunks.destroy) chunks.destroy();
+    else void Promise.resolve(it.return?.()).catch(() => {});
   }
-  return Buffer.concat(parts, total);
 }
 
 async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
   let bytes: Uint8Array | null;
   try {
-    bytes = await readCapped(file === "-" ? io.stdin() : createReadStream(path.resolve(io.cwd, file)));
+    bytes = await readCapped(file === "-" ? io.stdin() : createReadStream(path.resolve(io.cwd, file)), io.signal);
   } catch (err) {
+    if (err instanceof Interrupted) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;
     throw new UsageError(`--input ${shown}: ${why}`);

@@ -12,6 +12,7 @@ import { runProgram } from "../../runtime/interpreter/index.ts";
 import { errorKind, isErrorValue, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
 import { exportsJson, partialExportsOutput } from "./exports-json.ts";
 import { jsonText } from "../../runtime/json-text.ts";
+import { Interrupted } from "../../runtime/abort.ts";
 import pc from "picocolors";
 import type { RunOutcome } from "../../runtime/context.ts";
 import type { ScriptProvider } from "../../runtime/providers/script.ts";
@@ -48,6 +49,10 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
   try {
     inputs = await collectInputs(checked, flags, io);
   } catch (err) {
+    if (err instanceof Interrupted) {
+      io.stderr.write("vvm: interrupted\n");
+      return EXIT.interrupted;
+    }
     if (!(err instanceof UsageError)) throw err;
     // one line, whatever the input's names, descriptions or path hold
     io.stderr.write(vvmLine(err.message));

@@ -22,8 +22,8 @@ export interface CliOptions {
   stdin?: string | Uint8Array;
   /** spawnCli only: a file descriptor for the child's stdout instead of a pipe */
   stdoutFd?: number;
-  /** spawnCli only: a file descriptor the child reads as standard input (default: none) */
-  stdinFd?: number;
+  /** spawnCli only: a file descriptor the child reads as standard input, or "pipe" for child.stdin (default: none) */
+  stdinFd?: number | "pipe";
   /** in-process only: a person at a terminal, giving this answer to any question (default: no terminal) */
   answer?: string | null;
 }
