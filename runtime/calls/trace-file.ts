@@ -1,6 +1,6 @@
 // `--trace FILE`: one JSON object per line. Buffered and written synchronously in 64 KiB batches, so
 // emitting stays cheap inside hot loops and a crash loses at most the unflushed tail.
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { roundMs, type TraceEvent, type TraceSink } from "../trace.ts";
 
 const FLUSH_BYTES = 64 * 1024;
@@ -13,12 +13,24 @@ export class FileTrace implements TraceSink {
   private bytes = 0;
   private closed = false;
 
-  /** Throws the fs error when the file cannot be created; `warn` hears of a later write failure. */
+  /** Throws the fs error when the file cannot be created (ENXIO: a FIFO with no reader); `warn` hears of a later write failure. */
   constructor(
     private readonly file: string,
     private readonly warn: (message: string) => void,
   ) {
-    this.fd = openSync(file, "w");
+    // A FIFO nobody reads would block a plain open on the main thread, where not even Ctrl-C is heard:
+    // opened without waiting first (ENXIO: no reader), then, when it is not a regular file (a FIFO, a
+    // terminal), again as usual, since a write that cannot wait would drop trace lines.
+    let fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NONBLOCK, 0o666);
+    if (!fstatSync(fd).isFile()) {
+      const probe = fd;
+      try {
+        fd = openSync(file, "w");
+      } finally {
+        closeSync(probe);
+      }
+    }
+    this.fd = fd;
   }
 
   emit(event: Omit<TraceEvent, "t">): void {

@@ -101,7 +101,9 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     try {
       fileTrace = new FileTrace(file, warn);
     } catch (err) {
-      throw new UsageError(`--trace ${opts.trace}: cannot write the trace file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENXIO") throw new UsageError(`--trace ${opts.trace}: a FIFO that nothing reads (start its reader first)`);
+      throw new UsageError(`--trace ${opts.trace}: cannot write the trace file (${code ?? (err as Error).message})`);
     }
     fileTrace.emit({
       type: "run",
