@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ProgressStyle } from "../runtime/calls/accounting.ts";
+import { printable } from "./printable.ts";
 
 export interface CliIO {
   stdout: { write(s: string): unknown };
@@ -70,11 +71,15 @@ export function projectDir(dir: string | undefined, io: CliIO, shown = dir): str
   return abs;
 }
 
-/** Paths relative to the working directory when inside it, so editors can open them. */
+/**
+ * A path to show a person: relative to the working directory when inside it, so editors can open them, and
+ * with its control characters escaped, since a file's name can come from a cloned repository (a module
+ * named with ESC or a line break must not reach the terminal raw in a diagnostic or a traceback).
+ */
 export function displayPath(p: string, io: CliIO): string {
-  if (!path.isAbsolute(p)) return p;
+  if (!path.isAbsolute(p)) return printable(p, false);
   const rel = path.relative(io.cwd, p);
-  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
+  return printable(rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p, false);
 }
 
 export const EXIT = {

@@ -170,5 +170,6 @@ export function describeInputs(checked: CheckResult, file: string): string | nul
     w1 = Math.max(w1, r[1]!.length);
   }
   const lines = rows.map(([name, how, what]) => `  ${name!.padEnd(w0)}  ${what ? `${how!.padEnd(w1)}  ${what}` : how}`);
-  return `inputs of ${file} (vvm run ${file} --arg name=VALUE, or --input FILE.json with these fields):\n${lines.join("\n")}\n`;
+  const shown = printable(file, false);
+  return `inputs of ${shown} (vvm run ${shown} --arg name=VALUE, or --input FILE.json with these fields):\n${lines.join("\n")}\n`;
 }

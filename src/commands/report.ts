@@ -1,5 +1,5 @@
 // Printing diagnostics for `vvm check` and `vvm run`.
-import { printable, printableColumns } from "../printable.ts";
+import { printable, printableColumns, vvmLine } from "../printable.ts";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import pc from "picocolors";
@@ -81,12 +81,12 @@ export async function resolveProgramFile(file: string, io: CliIO): Promise<strin
   try {
     const st = await stat(abs);
     if (!st.isFile()) {
-      io.stderr.write(`vvm: ${file}: not a file\n`);
+      io.stderr.write(vvmLine(`${file}: not a file`));
       return null;
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    io.stderr.write(`vvm: ${file}: ${code === "ENOENT" ? "no such file" : `cannot read (${code ?? "unknown error"})`}\n`);
+    io.stderr.write(vvmLine(`${file}: ${code === "ENOENT" ? "no such file" : `cannot read (${code ?? "unknown error"})`}`));
     return null;
   }
   return abs;

@@ -52,6 +52,25 @@ describe("through the CLI", () => {
     expect(r.stdout).toContain("The ticket\\u001b]0;T\\u0007");
   });
 
+  it("a file's name (a module, the program) is shown escaped in diagnostics, tracebacks and vvm check's inputs", async () => {
+    // a cloned repository names its files: ESC and a line break in a name must not reach the terminal raw
+    const name = `m${OSC_TITLE}\nx.vvm`;
+    await writeFile(path.join(dir, name), "def f():\n  raise \"boom\"\nunused = 1\nexport f\n");
+    await writeFile(path.join(dir, "main.vvm"), `from "./${name.replace("\n", "\\n")}" import f\ninput a: "what"\nr = f()\nexport r\n`);
+    const ran = await runCli(["run", "main.vvm", "--provider", "sim", "--arg", "a=1"], { cwd: dir });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).not.toMatch(RAW);
+    expect(ran.stderr).toContain("m\\u001b]0;PWNED\\u0007\\u000ax.vvm:3:1: W030");
+    expect(ran.stderr).toContain("uncaught error at m\\u001b]0;PWNED\\u0007\\u000ax.vvm:2:3:");
+    await writeFile(path.join(dir, name), "input a: \"what\"\nexport a\n");
+    const checked = await runCli(["check", name], { cwd: dir });
+    expect(checked.code).toBe(0);
+    expect(checked.stdout + checked.stderr).not.toMatch(RAW);
+    expect(checked.stdout).toMatch(/^inputs of m\\u001b\]0;PWNED\\u0007\\u000ax\.vvm /);
+    const missing = await runCli(["check", `${name}.gone`], { cwd: dir });
+    expect(missing).toMatchObject({ code: 64, stderr: "vvm: m\\u001b]0;PWNED\\u0007\\u000ax.vvm.gone: no such file\n" });
+  });
+
   it("an uncaught raise and a failed export print their error values escaped", async () => {
     await writeFile(path.join(dir, "raise.vvm"), `raise "boom${"\\u001b"}[2K"\n`);
     const raised = await runCli(["run", "raise.vvm", "--provider", "sim"], { cwd: dir });
