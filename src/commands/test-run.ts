@@ -62,6 +62,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory");
     const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
+    if (t.inputFile !== null) await inputFileReadable(t.inputFile, displayPath(t.inputFile, io));
     const trace = path.join(tmp, "trace.jsonl");
     const entry = path.join(project, path.relative(programDir, await realpath(file.program)));
 
@@ -143,6 +144,21 @@ async function readScript(file: string, shown: string): Promise<string> {
     throw err;
   }
   return text;
+}
+
+/**
+ * A test's input_file must be a regular file: vvm run --input would wait on a FIFO for a writer that never
+ * comes (a test runs unattended, and that wait is in a thread not even Ctrl-C ends). What else can be wrong
+ * with it vvm run says, naming the file.
+ */
+async function inputFileReadable(file: string, shown: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(file);
+  } catch {
+    return; // vvm run says "no such file"
+  }
+  if (!st.isFile() && !st.isDirectory()) throw new TestSetupError(`input_file ${shown}: not a regular file`);
 }
 
 /** A folder copied for a test holds at most this much: a program beside a dataset or in a home folder is refused. */

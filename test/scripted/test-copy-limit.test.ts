@@ -1,6 +1,7 @@
 // Each test runs in a copy of its program's folder: a test file naming a program in a huge folder (its home
 // folder, /etc, a dataset) is that test's failure, not gigabytes copied for every test.
-// A script file that never ends (a device) is refused too.
+// A script file that never ends (a device) is refused too, and an input_file that is a FIFO.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -55,4 +56,18 @@ describe("vvm test's script file", () => {
     const r = await runCli(["test", "t.test.yaml"], { cwd: tmp });
     expect(r.stdout).toBe("FAIL  t.test.yaml:3: a: script /dev/zero: not a regular file\n0 passed, 1 failed\n");
   }, 20_000);
+});
+
+describe("vvm test's input_file", () => {
+  it("a FIFO fails the test at once instead of waiting for a writer for ever", async () => {
+    const tmp = fresh();
+    writeFileSync(path.join(tmp, "t.vvm"), "input a\nexport a\n");
+    execFileSync("mkfifo", [path.join(tmp, "in.json")]);
+    writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    input_file: in.json\n    expect: {}\n");
+    // a child: the wait was a blocked open in a worker thread, which would hang this process too
+    const child = spawnCli(["test", "t.test.yaml"], { cwd: tmp });
+    const r = await Promise.race([collect(child), new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000))]);
+    if (r === null) child.kill("SIGKILL");
+    expect(r).toEqual({ code: 1, stdout: "FAIL  t.test.yaml:3: a: input_file in.json: not a regular file\n0 passed, 1 failed\n", stderr: "" });
+  }, 30_000);
 });
