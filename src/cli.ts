@@ -38,6 +38,7 @@ function nonBlank(value: string): string {
 
 function wholeNumber(value: string, least: number): number {
   // digits only: Number() would also take " 3", "0x2" and "1e9"
+  if (/^\d{16,}$/.test(value)) throw new InvalidArgumentError("expected a whole number of at most 15 digits");
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < least) throw new InvalidArgumentError(`expected a whole number of at least ${least}`);
   return n;

@@ -88,6 +88,11 @@ describe("vvm check", () => {
     const flag = await runCli(["check", "--frobnicate", "dir/x.vvm"], { cwd: prog.dir });
     expect(flag.code).toBe(64);
     expect(flag.stderr).toContain("unknown option '--frobnicate'");
+    // a count too long to be one says so, rather than asking for one of at least 1
+    const huge = await runCli(["run", "--concurrency", "99999999999999999", "dir/x.vvm"], { cwd: prog.dir });
+    expect(huge.code).toBe(64);
+    expect(huge.stderr).toContain("expected a whole number of at most 15 digits");
+    expect((await runCli(["run", "--concurrency", "0", "dir/x.vvm"], { cwd: prog.dir })).stderr).toContain("expected a whole number of at least 1");
   });
 
   it("prints --help and --version on stdout, with defaults in the units the flags take", async () => {
