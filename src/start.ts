@@ -3,14 +3,18 @@ import { createInterface } from "node:readline";
 import { main } from "./cli.ts";
 import { EXIT } from "./io.ts";
 
-/** One question on the terminal (stderr, so stdout stays the command's output); null on Ctrl-C or end of input. */
-function ask(question: string): Promise<string | null> {
+/**
+ * One question on the terminal (stderr, so stdout stays the command's output); null on Ctrl-C or end of input.
+ * The terminal gives a Ctrl-C typed at the question to readline rather than as a signal: it interrupts the
+ * command as one would anywhere else.
+ */
+function ask(question: string, interrupt: () => void): Promise<string | null> {
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     let answered = false;
     rl.on("SIGINT", () => {
-      process.stderr.write("\n");
       rl.close();
+      interrupt();
     });
     rl.on("close", () => {
       if (!answered) resolve(null);
@@ -26,13 +30,14 @@ function ask(question: string): Promise<string | null> {
 export async function start(): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
-  process.on("SIGINT", () => {
+  const interrupt = () => {
     interrupts++;
     // First Ctrl-C stops the program cleanly (pending calls aborted, locks released); a second one exits at once.
     if (interrupts > 1) process.exit(EXIT.interrupted);
     process.stderr.write("\nvvm: interrupted, stopping…\n");
     controller.abort();
-  });
+  };
+  process.on("SIGINT", interrupt);
   // A reader that goes away (`vvm run x.vvm | head`) is not an error of the program: stop writing quietly.
   // Any other failure to write the exports (a full disk) is said on stderr; stderr's own failures can't be.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
@@ -50,7 +55,7 @@ export async function start(): Promise<void> {
       stderrIsTTY: Boolean(process.stderr.isTTY),
       signal: controller.signal,
       stdin: () => process.stdin,
-      ask: process.stdin.isTTY && process.stderr.isTTY ? ask : undefined,
+      ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
     });
   } catch (err) {
     process.stderr.write(

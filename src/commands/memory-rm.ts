@@ -16,7 +16,8 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
       const answer = await io.ask(`Remove ${label(loc)} (${displayPath(loc.dir, io)}: ${entries} ledger ${entries === 1 ? "entry" : "entries"}, digest ${size(i.digest.size ?? 0)}) and all its history? This cannot be undone. [y/N] `);
       if (!/^\s*y(es)?\s*$/i.test(answer ?? "")) {
         io.stderr.write(`vvm: ${printable(label(loc), false)} not removed\n`);
-        return EXIT.missing;
+        // Ctrl-C at the question is an interruption, not an answer
+        return io.signal.aborted ? EXIT.interrupted : EXIT.missing;
       }
     }
     const { removeMemory } = await import("../../runtime/memory/maintain.ts");

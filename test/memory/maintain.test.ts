@@ -380,6 +380,13 @@ describe("vvm memory rm", () => {
     expect(no.code).toBe(1);
     expect(no.stderr).toMatch(/^Remove memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments: 3 ledger entries, digest \d+ B\) and all its history\? This cannot be undone\. \[y\/N\] vvm: memory project:"oncall:payments" not removed\n$/);
     expect((await stat(mem)).isDirectory()).toBe(true);
+    // a Ctrl-C at the question (the terminal's interrupt aborts the command, and the question gets no answer)
+    const stop = new AbortController();
+    stop.abort();
+    const interrupted = await runCli(["memory", "rm", KEY], { cwd: dir, answer: null, signal: stop.signal });
+    expect(interrupted.code).toBe(130);
+    expect(interrupted.stderr).toMatch(/vvm: memory project:"oncall:payments" not removed\n$/);
+    expect((await stat(mem)).isDirectory()).toBe(true);
     // and one who says yes
     const yes = ok(await runCli(["memory", "rm", KEY], { cwd: dir, answer: "y" }));
     expect(yes.stdout).toMatch(/^removed memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments\): \d+ files, \d+(\.\d)? (B|KB)\n$/);
