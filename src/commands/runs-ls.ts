@@ -1,6 +1,9 @@
 // `vvm runs ls [DIR]`: the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
 import { displayPath, EXIT, projectDir, type CliIO } from "../io.ts";
+import { lstatSync } from "node:fs";
+import path from "node:path";
 import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
+import { RUNS_DIR } from "../../runtime/state/run-dir.ts";
 import { printable } from "../printable.ts";
 import { columns, shortTime } from "./memory.ts";
 import { runsCommand } from "./runs.ts";
@@ -11,7 +14,10 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
     const runs = await listRuns(project);
     const root = runsRoot(project);
     if (runs.length === 0) {
-      io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
+      const link = root === null ? linkOnTheWay(project) : null;
+      // a link is never followed into: said, so an empty list is not taken for the runs behind it
+      if (link !== null) io.stdout.write(`no runs: ${displayPath(link, io)} is a symbolic link, which vvm does not follow\n`);
+      else io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
       return EXIT.ok;
     }
     const rows = runs.map((r) => [r.id, r.status ?? "(no state.md)", shortTime(r.started), `${r.bindingCount} binding${r.bindingCount === 1 ? "" : "s"}`, r.program ?? "-"]);
@@ -19,4 +25,16 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
     io.stdout.write(printable(`${runs.length} run${runs.length === 1 ? "" : "s"} in ${displayPath(root!, io)}\n${columns(rows, "  ")}`));
     return EXIT.ok;
   });
+}
+
+/** `.vvm` or `.vvm/runs` when it is a symbolic link, else null. */
+function linkOnTheWay(project: string): string | null {
+  for (const p of [path.dirname(RUNS_DIR), RUNS_DIR].map((r) => path.join(project, r))) {
+    try {
+      if (lstatSync(p).isSymbolicLink()) return p;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }

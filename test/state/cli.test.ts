@@ -102,6 +102,11 @@ describe("vvm runs", () => {
     expect(r.stdout).toMatch(/completed\s+\S+ \S+\s+3 bindings\s+main\.vvm/);
     const none = await runCli(["runs", "ls", tmp]);
     expect(none).toMatchObject({ code: 0, stdout: expect.stringContaining("no runs in") });
+    // runs behind a link are not listed, and the link is named
+    mkdirSync(path.join(tmp, "elsewhere", ".vvm"), { recursive: true });
+    symlinkSync(path.join(dir, ".vvm", "runs"), path.join(tmp, "elsewhere", ".vvm", "runs"));
+    const linked = await runCli(["runs", "ls"], { cwd: path.join(tmp, "elsewhere") });
+    expect(linked).toMatchObject({ code: 0, stdout: "no runs: .vvm/runs is a symbolic link, which vvm does not follow\n" });
   });
 
   it("show gives the status, the bindings with summaries and the trace, escaping control characters", async () => {
