@@ -341,13 +341,14 @@ export class CallRuntime implements AgentRuntime {
     const request = { kind, model, criterion, input: serializeInput(input), labels, site };
     const over = this.deps.accounting.costs.admit(model, () => criterion.length + request.input.length);
     if (over !== null) {
-      this.deps.accounting.finished("judge", "rejected", null);
+      // counted, traced and told like any failed judge: the summary's judge count matches the trace's judge events
+      this.judgeFailed(base, site, "rejected", 0, 0);
       throw thrown(over, site, new Map([["kind", "rejected"]]));
     }
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
     const ms = roundMs(performance.now() - started);
-    this.deps.accounting.finished("judge", outcome.ok ? null : outcome.error === "cancelled" ? "cancelled" : outcome.error.kind, null);
     if (outcome.ok) {
+      this.deps.accounting.finished("judge", null, null);
       // A label outside the options is no answer (uncertain: the first option wins), whichever provider gave it.
       const label = outcome.reply.label !== null && labels?.includes(outcome.reply.label) ? outcome.reply.label : null;
       const r = { ...outcome.reply, label };
@@ -357,14 +358,18 @@ export class CallRuntime implements AgentRuntime {
       return r;
     }
     const err = outcome.error;
-    if (this.deps.trace.enabled) {
-      this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts: outcome.attempts, ok: false, error_kind: err === "cancelled" ? "cancelled" : err.kind, ms });
-    }
-    this.deps.narrator?.judged({ kind, model, site, ms, answer: `error(kind=${err === "cancelled" ? "cancelled" : err.kind})` });
+    this.judgeFailed(base, site, err === "cancelled" ? "cancelled" : err.kind, outcome.attempts, ms);
     if (err === "cancelled") throw new VvmRaise(cancelledValue(), site);
     const data = errorData(err, outcome.attempts, model);
     data.set("kind", err.kind);
     throw thrown(`the ${kind} judge failed after ${outcome.attempts} attempt${outcome.attempts === 1 ? "" : "s"}: ${err.message}`, site, data);
+  }
+
+  /** A judge ended without an answer (failed, cancelled, or refused by --max-cost): counted, traced and narrated. */
+  private judgeFailed(base: { judge: number; kind: JudgeModelRequest["kind"]; model: string }, site: Site, failedAs: string, attempts: number, ms: number): void {
+    this.deps.accounting.finished("judge", failedAs, null);
+    if (this.deps.trace.enabled) this.deps.trace.emit({ type: "judge", ...base, site: siteText(site.path, site.span), attempts, ok: false, error_kind: failedAs, ms });
+    this.deps.narrator?.judged({ kind: base.kind, model: base.model, site, ms, answer: `error(kind=${failedAs})` });
   }
 
   /** Up to 1+retry attempts; retries only spawn_failed, timeout and transient rejected. */

@@ -157,6 +157,16 @@ describe("cost through vvm run", () => {
     expect(res.stderr).toMatch(/tokens 200000 in \/ 40000 out, .*\$0\.86, \$0\.06 past --max-cost \$0\.80 \(calls already started finish\), model time/);
   });
 
+  it("a judge --max-cost refuses has its judge trace event and narration line, as the summary counts it", async () => {
+    await files();
+    const res = await runCli(["run", "cost.vvm", "--script", "cost.yaml", "--max-cost", "0.5", "--trace", "refused.jsonl", "--narrate"], { cwd: dir });
+    expect(res.code).toBe(1);
+    const events = (await readFile(path.join(dir, "refused.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+    expect(events.find((e) => e.type === "summary")).toMatchObject({ judges: 1, failed_judges: 1, failed_judge_kinds: { rejected: 1 } });
+    expect(events.filter((e) => e.type === "judge")).toEqual([expect.objectContaining({ kind: "predicate", attempts: 0, ok: false, error_kind: "rejected", site: expect.stringMatching(/cost\.vvm:6:12$/) })]);
+    expect(res.stderr).toMatch(/\? predicate \(claude-haiku-5-5\) → error\(kind=rejected\)/);
+  });
+
   it("--max-cost lets the calls already in flight finish", async () => {
     await files();
     // all four start together, while nothing is spent: all four finish, and only the judge is refused
