@@ -152,10 +152,20 @@ export class AnthropicProvider implements Provider {
 
   private async send(params: MessageCreateParamsNonStreaming, signal: AbortSignal) {
     let msg;
+    let response: (() => Promise<Response | null>) | null = null;
     try {
       // half a surrogate pair (a program input's "\ud83d", a cut inside a character) would make the API refuse the request
-      msg = await this.client.messages.create(wellFormed(params), { signal, maxRetries: 0 });
+      const pending = this.client.messages.create(wellFormed(params), { signal, maxRetries: 0 });
+      response = () => pending.asResponse().catch(() => null);
+      msg = await pending;
     } catch (err) {
+      // A 2xx labelled JSON whose body is not (a proxy's page): a broken reply like any other body that is not a
+      // message, with its status and request id. JSON.parse's message would quote the body, which may hold reply text.
+      if (err instanceof SyntaxError && response !== null) {
+        const res = await response();
+        const status = res?.status ?? 200;
+        throw new ProviderError("spawn_failed", `the API answered ${status} with a body that is not JSON`, true, status, res?.headers.get("request-id") ?? null);
+      }
       throw toProviderError(err);
     }
     const requestId = (msg as { _request_id?: string | null } | null)?._request_id ?? null;

@@ -200,6 +200,21 @@ describe("error values", () => {
     await expect.poll(() => standin.abandoned).toBe(1);
   });
 
+  it("a 200 labelled JSON whose body is not JSON is spawn_failed with status 200 and its request id, never quoting the body", async () => {
+    const body = "hello, this is what the model wrote";
+    standin.enqueue({ type: "body", body }, { type: "text", text: "fine" }, { type: "body", body });
+    const { rt, trace } = harness(provider());
+    expect(await rt.call(callReq(agent("a"), "t", null, { retry: 1 }))).toBe("fine");
+    const e = errorOf(await rt.call(callReq(agent("a"), "t", null)))!;
+    expect(e.kind).toBe("spawn_failed");
+    expect(e.data).toMatchObject({ status: 200, request_id: expect.stringMatching(/^req_standin_\d+$/), attempts: 1 });
+    expect(e.message).toBe("the API answered 200 with a body that is not JSON");
+    // the trace's attempt events carry the status, and no piece of the body
+    const failed = trace.events.filter((ev) => ev.type === "call_attempt" && ev.ok === false);
+    expect(failed.map((ev) => ev.status)).toEqual([200, 200]);
+    expect(JSON.stringify(trace.events)).not.toContain("hello");
+  });
+
   it("a model refusal is rejected, and its tokens are still counted", async () => {
     standin.enqueue({ type: "text", text: "", stopReason: "refusal", usage: { input_tokens: 7, output_tokens: 3 } });
     const { rt, acc } = harness(provider());
