@@ -26,6 +26,7 @@ import {
 } from "../provider.ts";
 import { wellFormed } from "../text.ts";
 import { CachePlanner } from "./cache-plan.ts";
+import { fetchWithoutIdleLimit } from "./http-fetch.ts";
 
 /** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
 export const DEFAULT_MAX_TOKENS = 8192;
@@ -60,6 +61,8 @@ export class AnthropicProvider implements Provider {
       baseURL: opts.baseURL,
       maxRetries: 0,
       timeout: SDK_TIMEOUT_MS,
+      // Node's fetch ends a request after 300 s without headers or body bytes, before timeout= could
+      fetch: fetchWithoutIdleLimit,
       logger: { error: log("error"), warn: log("warn"), info: log("info"), debug: log("debug") },
     });
   }

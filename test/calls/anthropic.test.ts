@@ -1,5 +1,7 @@
 // The anthropic provider through the real SDK against the local Messages API stand-in.
-import { describe, expect, it } from "vitest";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it, vi } from "vitest";
 import { AnthropicProvider, retryAfterMs } from "../../runtime/providers/anthropic.ts";
 import { MODEL_ALIASES } from "../../runtime/providers/models.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
@@ -163,6 +165,30 @@ describe("error values", () => {
     expect(a.message).toMatch(/could not reach the Messages API|before a complete reply arrived/);
     expect(b.message).toContain("before a complete reply arrived");
     expect(b.kind).toBe("spawn_failed");
+  });
+
+  it("requests bypass Node's fetch, which ends any reply slower than 300 s before timeout= (default 10 minutes) can", async () => {
+    // (a reply that slow cannot be waited for here: what is checked is that Node's fetch, and its limits, are not used)
+    vi.stubGlobal("fetch", () => Promise.reject(new Error("Node's fetch: headers timeout after 300 s")));
+    try {
+      standin.enqueue({ type: "text", text: "slow but whole" });
+      const { rt } = harness(provider());
+      expect(await rt.call(callReq(agent("a"), "t", null))).toBe("slow but whole");
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it("a status no Response can hold (HTTP 600 from a broken server) is spawn_failed, not a crash", async () => {
+    const odd = http.createServer((_req, res) => res.writeHead(600).end("{}"));
+    await new Promise<void>((r) => odd.listen(0, "127.0.0.1", r));
+    try {
+      const p = new AnthropicProvider({ apiKey: "k", baseURL: `http://127.0.0.1:${(odd.address() as AddressInfo).port}`, log: () => {} });
+      expect(errorOf(await harness(p).rt.call(callReq(agent("a"), "t", null)))!.kind).toBe("spawn_failed");
+    } finally {
+      odd.closeAllConnections();
+      await new Promise((r) => odd.close(r));
+    }
   });
 
   it("an unreachable base URL is spawn_failed", async () => {
