@@ -1,6 +1,7 @@
 // Cancellation (pmap siblings failing, Ctrl-C, an attempt's deadline): the signal that unwinds a run,
 // how often loops look for it, and waiting that gives way to it. Shared by the interpreter and stdlib.
 import type { CallEnv } from "./values.ts";
+import { MAX_DURATION_MS } from "./duration.ts";
 
 /** Ctrl-C (or a cancelled pmap sibling): unwinds everything; `except` never sees it and `finally` does not run. */
 export class Interrupted extends Error {
@@ -24,10 +25,11 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
       clearTimeout(timer);
       resolve(false);
     };
+    // a longer timer would fire at once (with a TimeoutOverflowWarning on stderr): held to the longest one
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve(true);
-    }, ms);
+    }, Math.min(ms, MAX_DURATION_MS));
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -140,6 +140,17 @@ rules:
     expect(performance.now() - t0).toBeLessThan(3000);
   });
 
+  it("a backoff longer than any timer (VVM_RETRY_BASE_MS=99999999999, fixed) still waits instead of retrying at once", async () => {
+    const p = script(`- { kind: agent, error: { kind: spawn_failed } }`);
+    const { rt, acc } = harness(p, { retry: { baseMs: 99_999_999_999, maxMs: 30_000, maxRetryAfterMs: 300_000 } });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const out = await rt.call(callReq(agent("a"), "t", null, { retry: 3, backoff: "fixed" }, { signal: ac.signal }));
+    expect(errorOf(out)!.kind).toBe("cancelled");
+    // Node fires a timer over 2^31-1 ms after 1 ms: the three retries would all have been sent
+    expect(acc.callAttempts).toBe(1);
+  });
+
   it("an already-cancelled call makes no attempt; a cancelled judge raises cancelled", async () => {
     const { rt, acc } = harness(new SimProvider());
     const ac = new AbortController();
