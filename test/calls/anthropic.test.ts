@@ -191,6 +191,23 @@ describe("error values", () => {
     }
   });
 
+  it("as Node's fetch did, a 307/308 redirect is followed and a gzip body is read", async () => {
+    const zlib = await import("node:zlib");
+    const message = JSON.stringify({ type: "message", role: "assistant", model: "m", content: [{ type: "text", text: "zipped" }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } });
+    const odd = http.createServer((req, res) => {
+      if (req.url === "/v1/messages") return void res.writeHead(308, { location: "/moved/v1/messages" }).end();
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" }).end(zlib.gzipSync(message));
+    });
+    await new Promise<void>((r) => odd.listen(0, "127.0.0.1", r));
+    try {
+      const p = new AnthropicProvider({ apiKey: "k", baseURL: `http://127.0.0.1:${(odd.address() as AddressInfo).port}`, log: () => {} });
+      expect(await harness(p).rt.call(callReq(agent("a"), "t", null))).toBe("zipped");
+    } finally {
+      odd.closeAllConnections();
+      await new Promise((r) => odd.close(r));
+    }
+  });
+
   it("an unreachable base URL is spawn_failed", async () => {
     const dead = new AnthropicProvider({ apiKey: "k", baseURL: "http://127.0.0.1:9", log: () => {} });
     const { rt } = harness(dead);
