@@ -85,14 +85,17 @@ export class Costs {
    * Under `--max-cost`, whether a call to `model` with a prompt of `promptChars()` characters may start: null
    * when it may, else why not. It may not once the money spent plus the prompt's estimated price at the
    * uncached input rate (the long-prompt rate past its threshold) passes the cap, nor when the model has no
-   * price (nothing could bound it).
+   * price (nothing could bound it), nor once a reply was billed under a model id that has none (its dollars are not counted).
    */
   admit(model: string, promptChars: () => number): string | null {
     if (this.maxCost === null) return null;
     const p = priceOf(this.prices, model);
     const cap = formatDollars(this.maxCost);
     let why: string | null = null;
+    const unpriced = this.unpriced;
     if (!p) why = `model ${model} has no price (VVM_PRICES can give it one), so --max-cost ${cap} cannot bound this call`;
+    // a reply billed under a model id the table lacks (a gateway's own name) cost what nobody can count
+    else if (unpriced.length > 0) why = `the API billed earlier requests as ${unpriced.join(", ")}, which has no price (VVM_PRICES can give it one), so --max-cost ${cap} cannot tell what was spent; no new calls start`;
     else {
       const estimate = dollars(p, { inputTokens: estimateTokens(promptChars()), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
       const spent = this.spent;

@@ -86,6 +86,14 @@ describe("costs by agent", () => {
     expect(c.summary()).toBe("$0.999");
     c.request("a", "claude-sonnet-5-5", u(0, 1000));
     expect(c.summary()).toBe("$1.01, $0.0090 past --max-cost $1.00 (calls already started finish)");
+    // a reply billed under a model id without a price (a gateway's own name) spent what the cap cannot count
+    const gateway = new Costs(DEFAULT_PRICES, 1);
+    gateway.request("a", "claude-sonnet-5-5", u(100, 10));
+    expect(gateway.admit("claude-sonnet-5-5", () => 40)).toBeNull();
+    gateway.request("a", "us.anthropic.claude-sonnet", u(400_000, 90_000));
+    expect(gateway.admit("claude-sonnet-5-5", () => 40)).toBe(
+      "the API billed earlier requests as us.anthropic.claude-sonnet, which has no price (VVM_PRICES can give it one), so --max-cost $1.00 cannot tell what was spent; no new calls start",
+    );
     // no cap: nothing is refused and the prompt is never measured
     expect(new Costs(DEFAULT_PRICES, null).admit("my-model-7", () => { throw new Error("measured"); })).toBeNull();
   });
