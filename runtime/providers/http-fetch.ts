@@ -3,7 +3,9 @@
 // five minutes failed as `timeout` (or `spawn_failed`) whatever `timeout=` said, and the default 10-minute
 // deadline never fired. Here only the request's signal ends a request: the call layer's deadline and
 // cancellation (spec/agent-calls.md §3). What fetch did besides is kept: 307/308 redirects are followed and
-// a compressed body is decompressed.
+// a compressed body is decompressed. Node's fetch takes no options for those limits; the undici package's
+// Agent would (headersTimeout/bodyTimeout 0), but its releases for Node 20 (6.x) took ~110 ms to import here,
+// and 7.x needs Node 22.
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
