@@ -2,6 +2,7 @@
 import { createInterface } from "node:readline";
 import { main } from "./cli.ts";
 import { EXIT } from "./io.ts";
+import { mappedStack } from "./stack-map.ts";
 
 /**
  * One question on the terminal (stderr, so stdout stays the command's output); null on Ctrl-C or end of input.
@@ -60,7 +61,7 @@ export async function start(): Promise<void> {
   } catch (err) {
     process.stderr.write(
       `vvm: internal error (this is a bug in vvm, not in your program; please report it with the program that triggered it)\n${
-        err instanceof Error ? (err.stack ?? err.message) : String(err)
+        err instanceof Error ? mappedStack(err.stack ?? err.message) : String(err)
       }\n`,
     );
     process.exitCode = EXIT.internal;

@@ -3,6 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli, testEnv } from "../support/cli.ts";
 
@@ -41,6 +42,27 @@ describe.skipIf(!built)("the bundled CLI", () => {
     expect(r.stderr).not.toContain("skill 'notes'");
     expect(r.stderr.match(/: W025 /g)).toHaveLength(5);
     expect(r.stderr).toContain("skill 'aliases' cannot be loaded");
+  });
+
+  it("maps an internal error's stack to the sources only when it is printed (Node's own source maps are off: they cost every start)", async () => {
+    const { mappedStack } = await import("../../src/stack-map.ts");
+    expect(readFileSync(bin, "utf8")).not.toContain("setSourceMapsEnabled(true)");
+    // the internal-error message, where the bundle has it and where src/start.ts does
+    const marker = "vvm: internal error (this is a bug in vvm";
+    const at = (file: string) => {
+      const lines = readFileSync(path.join(ROOT, file), "utf8").split("\n");
+      const line = lines.findIndex((l) => l.includes(marker));
+      return { line: line + 1, column: lines[line]!.indexOf(marker) + 1 };
+    };
+    const bundled = at("dist/start.js");
+    const source = at("src/start.ts");
+    const url = pathToFileURL(path.join(ROOT, "dist/start.js")).href;
+    const stack = `Error: x\n    at start (${url}:${bundled.line}:${bundled.column})\n    at node:internal/main:1:1`;
+    const mapped = mappedStack(stack).split("\n");
+    // (the column is the mapping's nearest before the position: the string's opening quote)
+    expect(mapped[1]).toBe(`    at start (${path.join(ROOT, "src/start.ts")}:${source.line}:${source.column - 1})`);
+    expect(mappedStack(`    at f (${url}:1:1)`)).toBe(`    at f (${url}:1:1)`);
+    expect(mapped[2]).toBe("    at node:internal/main:1:1");
   });
 
   it("knows its version", () => {
