@@ -24,7 +24,7 @@ import {
   type Turn,
   type Usage,
 } from "../provider.ts";
-import { wellFormed } from "../text.ts";
+import { cutText, wellFormed } from "../text.ts";
 import { CachePlanner } from "./cache-plan.ts";
 import { fetchWithoutIdleLimit } from "./http-fetch.ts";
 
@@ -311,7 +311,8 @@ function toProviderError(err: unknown): ProviderError {
   if (err instanceof Anthropic.APIError && typeof err.status === "number") {
     const status = err.status;
     const requestId = err.requestID ?? null;
-    const detail = err.apiMessage ?? err.message;
+    // a proxy's error page comes whole as the message: kept short, since it goes into the error value and every trace attempt
+    const detail = brief(err.apiMessage ?? err.message);
     if (status === 429) {
       return new ProviderError("rejected", `rate limited (HTTP 429): ${detail}`, true, status, requestId, retryAfterMs(err.headers));
     }
@@ -331,6 +332,12 @@ function toProviderError(err: unknown): ProviderError {
   const message = err instanceof Error ? describeCause(err) : String(err);
   return new ProviderError("spawn_failed", `the request failed before a complete reply arrived: ${message}`, true);
 }
+
+/** The API's (or a proxy's) message, cut after MAX_DETAIL characters. */
+function brief(message: string): string {
+  return message.length <= MAX_DETAIL ? message : `${cutText(message, MAX_DETAIL)}… (${message.length - MAX_DETAIL} characters more)`;
+}
+const MAX_DETAIL = 500;
 
 function describeCause(e: Error): string {
   const inner = e.cause instanceof Error ? ` (${e.cause.message})` : "";

@@ -122,6 +122,16 @@ describe("error values", () => {
     });
   }
 
+  it("keeps a proxy's error page out of the error value but for its first 500 characters", async () => {
+    const page = `<html><body>${"Bad gateway. ".repeat(20_000)}</body></html>`;
+    standin.enqueue({ type: "body", status: 502, body: page, contentType: "text/html" });
+    const { rt } = harness(provider());
+    const e = errorOf(await rt.call(callReq(agent("a"), "t", null)))!;
+    expect(e.kind).toBe("spawn_failed");
+    expect(e.message).toMatch(/^the API failed \(HTTP 502\): 502 <html><body>Bad gateway\. .*… \(\d+ characters more\)$/);
+    expect(e.message.length).toBeLessThan(600);
+  });
+
   it("reads retry-after as seconds or an HTTP date; a negative or unreadable one is no hint", () => {
     const h = (v: Record<string, string>) => new Headers(v);
     expect(retryAfterMs(h({ "retry-after": "2" }))).toBe(2000);

@@ -40,8 +40,8 @@ export type StandinAction =
   | { type: "truncate"; text?: string; delayMs?: number }
   /** the connection is destroyed before any response */
   | { type: "reset"; delayMs?: number }
-  /** a 200 with this exact body (a broken server or proxy) */
-  | { type: "body"; body: string; contentType?: string; delayMs?: number }
+  /** this exact body, with status 200 unless told (a broken server or proxy) */
+  | { type: "body"; body: string; contentType?: string; status?: number; delayMs?: number }
   /** never answers; only the client giving up ends it */
   | { type: "hang" };
 
@@ -217,7 +217,7 @@ export class Standin {
         res.socket?.destroy();
         return;
       case "body":
-        res.writeHead(200, { "content-type": action.contentType ?? "application/json", "content-length": String(Buffer.byteLength(action.body)), "request-id": id });
+        res.writeHead(action.status ?? 200, { "content-type": action.contentType ?? "application/json", "content-length": String(Buffer.byteLength(action.body)), "request-id": id });
         res.end(action.body);
         return;
       default: {
