@@ -47,6 +47,14 @@ export async function start(): Promise<void> {
     process.exitCode = EXIT.output;
   });
   process.stderr.on("error", () => {});
+  // a throw in a callback, or a promise nobody awaited, is a bug as much as a throw out of main: said the same
+  // way, with the exit code for one (Node's own report would say 1, the code of an error export)
+  const crash = (err: unknown) => {
+    internalError(err);
+    process.exit(EXIT.internal);
+  };
+  process.on("uncaughtException", crash);
+  process.on("unhandledRejection", crash);
   try {
     process.exitCode = await main(process.argv.slice(2), {
       stdout: process.stdout,
@@ -59,11 +67,16 @@ export async function start(): Promise<void> {
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
     });
   } catch (err) {
-    process.stderr.write(
-      `vvm: internal error (this is a bug in vvm, not in your program; please report it with the program that triggered it)\n${
-        err instanceof Error ? mappedStack(err.stack ?? err.message) : String(err)
-      }\n`,
-    );
+    internalError(err);
     process.exitCode = EXIT.internal;
   }
+}
+
+/** A bug of ours, said as one: what happened and where in our sources. */
+function internalError(err: unknown): void {
+  process.stderr.write(
+    `vvm: internal error (this is a bug in vvm, not in your program; please report it with the program that triggered it)\n${
+      err instanceof Error ? mappedStack(err.stack ?? err.message) : String(err)
+    }\n`,
+  );
 }
