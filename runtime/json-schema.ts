@@ -54,7 +54,8 @@ function moved(schema: unknown, at: string, anchors: Set<string>, suffix: string
   const ref = out.$ref;
   if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) out.$ref = `#${at}${ref.slice(1)}`;
   else if (typeof ref === "string" && ref.startsWith("#") && anchors.has(ref.slice(1))) out.$ref = ref + suffix;
-  if (typeof out.$anchor === "string" && anchors.has(out.$anchor)) out.$anchor += suffix;
+  const anchor = anchorOf(schema);
+  if (anchor !== undefined && anchors.has(anchor)) out.$anchor = anchor + suffix;
   for (const sub of subschemas(schema, [])) {
     const [key, inner] = sub.path as [string, string | number | undefined];
     if (inner === undefined) out[key] = moved(sub.schema, at, anchors, suffix);
@@ -70,14 +71,19 @@ function moved(schema: unknown, at: string, anchors: Set<string>, suffix: string
 /** The anchors `s` defines outside its subschemas with their own `$id` (those are documents of their own). */
 function ownAnchors(s: unknown, into: Set<string>): void {
   if (hasId(s)) return;
-  const anchor = typeof s === "object" && s !== null ? (s as Record<string, unknown>).$anchor : undefined;
-  if (typeof anchor === "string") into.add(anchor);
+  const anchor = anchorOf(s);
+  if (anchor !== undefined) into.add(anchor);
   for (const sub of subschemas(s, [])) ownAnchors(sub.schema, into);
 }
 
 /** One key of a JSON pointer, as a URI fragment writes it. */
 export function pointerKey(key: string): string {
-  return encodeURIComponent(key.replace(/~/g, "~0").replace(/\//g, "~1"));
+  return encodeURIComponent(escapedKey(key));
+}
+
+/** One key of a JSON pointer: `~` and `/` escaped (`a/b` → `a~1b`). */
+function escapedKey(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 /** Why such a loop is refused, with the loop where it is known. */
@@ -107,7 +113,8 @@ export function refLoop(schema: unknown): { at: (string | number)[]; loop: strin
   const collect = (s: unknown, path: (string | number)[]) => {
     const key = pointer(path);
     nodes.set(key, { schema: s, path });
-    if (typeof s === "object" && s !== null && typeof (s as Record<string, unknown>).$anchor === "string") anchors.set((s as Record<string, string>).$anchor, key);
+    const anchor = anchorOf(s);
+    if (anchor !== undefined) anchors.set(anchor, key);
     for (const sub of subschemas(s, path)) if (!hasId(sub.schema)) collect(sub.schema, sub.path);
   };
   collect(schema, []);
@@ -169,7 +176,7 @@ export function pointerKeys(pointer: string): string[] {
 
 /** The JSON pointer of `path` (without its `#`), as the node map keys it. */
 function pointer(path: (string | number)[]): string {
-  return path.map((p) => `/${String(p).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+  return path.map((p) => `/${escapedKey(String(p))}`).join("");
 }
 
 function hasId(s: unknown): boolean {
@@ -177,6 +184,14 @@ function hasId(s: unknown): boolean {
 }
 
 function refOf(s: unknown): string | undefined {
-  const ref = typeof s === "object" && s !== null ? (s as Record<string, unknown>).$ref : undefined;
-  return typeof ref === "string" ? ref : undefined;
+  return stringKeyword(s, "$ref");
+}
+
+function anchorOf(s: unknown): string | undefined {
+  return stringKeyword(s, "$anchor");
+}
+
+function stringKeyword(s: unknown, keyword: string): string | undefined {
+  const v = typeof s === "object" && s !== null ? (s as Record<string, unknown>)[keyword] : undefined;
+  return typeof v === "string" ? v : undefined;
 }
