@@ -1,6 +1,6 @@
 // `vvm memory restore KEY SEQ`: the digest as it was after entry SEQ becomes current again, as a `restore`
 // entry written under the memory's lock like an agent's patch (runtime/memory/maintain.ts does the work).
-import { printable } from "../printable.ts";
+import { vvmLine } from "../printable.ts";
 import { EXIT, type CliIO } from "../io.ts";
 import { emit, existing, label, memoryCommand, seqArg, toolOptions, type WriteFlags } from "./memory.ts";
 
@@ -27,7 +27,7 @@ export function memoryRestore(key: string, seqText: string, flags: RestoreFlags,
     };
     if (!outcome.applied && outcome.seq !== null) {
       // refused at the last moment (a person saved digest.md meanwhile): the ledger records it
-      io.stderr.write(`vvm: ${printable(`${label(loc)}: ${from} was not restored (${outcome.notes.join("; ")}); entry ${outcome.seq} records it, and digest.md keeps the person's save`, false)}\n`);
+      io.stderr.write(vvmLine(`${label(loc)}: ${from} was not restored (${outcome.notes.join("; ")}); entry ${outcome.seq} records it, and digest.md keeps the person's save`));
       return EXIT.missing;
     }
     return emit(io, flags, json, () => {

@@ -1,6 +1,6 @@
 // `vvm memory rm KEY`: remove a memory's whole directory, after a person confirms it on a terminal
 // (--yes instead, anywhere else), under the memory's lock (runtime/memory/maintain.ts does the work).
-import { printable } from "../printable.ts";
+import { vvmLine } from "../printable.ts";
 import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
 import { emit, inspectKey, label, memoryCommand, size, toolOptions, type WriteFlags } from "./memory.ts";
 
@@ -15,7 +15,7 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
       const entries = i.ledger.last?.seq ?? i.meta?.last_seq ?? 0;
       const answer = await io.ask(`Remove ${label(loc)} (${displayPath(loc.dir, io)}: ${entries} ledger ${entries === 1 ? "entry" : "entries"}, digest ${size(i.digest.size ?? 0)}) and all its history? This cannot be undone. [y/N] `);
       if (!/^\s*y(es)?\s*$/i.test(answer ?? "")) {
-        io.stderr.write(`vvm: ${printable(label(loc), false)} not removed\n`);
+        io.stderr.write(vvmLine(`${label(loc)} not removed`));
         // Ctrl-C at the question is an interruption, not an answer
         return io.signal.aborted ? EXIT.interrupted : EXIT.missing;
       }
