@@ -2,7 +2,7 @@
 // ending with `N passed, N failed`; exit 1 when a test failed or a test file is malformed.
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { loadTestFile, TEST_FILE, TestFileError, type TestCase, type TestFile } from "./test-file.ts";
 import { firstFailure } from "./test-expect.ts";
@@ -26,24 +26,24 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
     try {
       isDir = (await stat(abs)).isDirectory();
     } catch {
-      io.stderr.write(`vvm: ${p}: no such file or folder\n`);
+      io.stderr.write(vvmLine(`${p}: no such file or folder`));
       return EXIT.usage;
     }
     if (!isDir && abs.endsWith(".vvm")) {
       // a program named where its tests belong: its test file is beside it
-      io.stderr.write(`vvm: ${p}: a program, not a test file; its tests would be in ${p.replace(/\.vvm$/, ".test.yaml")} (spec/testing.md)\n`);
+      io.stderr.write(vvmLine(`${p}: a program, not a test file; its tests would be in ${p.replace(/\.vvm$/, ".test.yaml")} (spec/testing.md)`));
       return EXIT.usage;
     }
     if (!isDir && !TEST_FILE.test(abs)) {
       // its snapshot file is named after it: any other name would have --update write over the tests
-      io.stderr.write(`vvm: ${p}: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)\n`);
+      io.stderr.write(vvmLine(`${p}: not a test file: a test file's name ends in .test.yaml or .test.yml (spec/testing.md)`));
       return EXIT.usage;
     }
     if (!isDir) files.push(abs);
     else {
       const found = await findTestFiles(abs);
       if (found.length === 0) {
-        io.stderr.write(`vvm: ${p}: no test files (*.test.yaml) in this folder or below it\n`);
+        io.stderr.write(vvmLine(`${p}: no test files (*.test.yaml) in this folder or below it`));
         return EXIT.usage;
       }
       files.push(...found);

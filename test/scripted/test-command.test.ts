@@ -377,6 +377,9 @@ describe("vvm test", () => {
     const p = writeProgram({ "main.vvm": MAIN });
     const missing = await runCli(["test", "nothere"], { cwd: p.dir });
     expect([missing.code, missing.stderr]).toEqual([64, "vvm: nothere: no such file or folder\n"]);
+    // a name a shell pattern picked up from a cloned repository reaches the terminal escaped
+    const hostile = await runCli(["test", "x\u001b[2Jy.test.yaml"], { cwd: p.dir });
+    expect([hostile.code, hostile.stderr]).toEqual([64, "vvm: x\\u001b[2Jy.test.yaml: no such file or folder\n"]);
     const none = await runCli(["test"], { cwd: p.dir });
     expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
   });
