@@ -335,7 +335,9 @@ function toProviderError(err: unknown): ProviderError {
 
 /** The API's (or a proxy's) message, cut after MAX_DETAIL characters. */
 function brief(message: string): string {
-  return message.length <= MAX_DETAIL ? message : `${cutText(message, MAX_DETAIL)}… (${message.length - MAX_DETAIL} characters more)`;
+  if (message.length <= MAX_DETAIL) return message;
+  const cut = cutText(message, MAX_DETAIL);
+  return `${cut}… (${message.length - cut.length} characters more)`;
 }
 const MAX_DETAIL = 500;
 
