@@ -1,7 +1,9 @@
 // Process wiring for the CLI: real streams, Ctrl-C, and the last line of defence against internal bugs.
 import { createInterface } from "node:readline";
+import { format } from "node:util";
 import { main } from "./cli.ts";
 import { EXIT } from "./io.ts";
+import { vvmLine } from "./printable.ts";
 import { mappedStack } from "./stack-map.ts";
 
 /**
@@ -28,7 +30,24 @@ function ask(question: string, interrupt: () => void): Promise<string | null> {
   });
 }
 
+/**
+ * What libraries print to the console on their own (the SDK warns on every request that names a deprecated model
+ * id) goes to stderr as vvm's own lines do: prefixed, its control characters escaped, and each distinct message
+ * once a run rather than once per call. Never to stdout, which carries only the command's output.
+ */
+function consoleToStderr(): void {
+  const said = new Set<string>();
+  const say = (...args: unknown[]) => {
+    const text = format(...args);
+    if (said.has(text)) return;
+    said.add(text);
+    process.stderr.write(text.split("\n").map(vvmLine).join(""));
+  };
+  for (const method of ["log", "info", "warn", "error", "debug", "trace"] as const) console[method] = say;
+}
+
 export async function start(): Promise<void> {
+  consoleToStderr();
   const controller = new AbortController();
   let interrupts = 0;
   const interrupt = () => {

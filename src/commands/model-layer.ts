@@ -17,7 +17,7 @@ import { SimProvider } from "../../runtime/providers/sim.ts";
 import { Accounting, Progress } from "../../runtime/calls/accounting.ts";
 import { Costs } from "../../runtime/calls/costs.ts";
 import { priceTable } from "./prices-file.ts";
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 import { CallRuntime, DEFAULT_RETRY_TUNING } from "../../runtime/calls/runtime.ts";
 import { FileTrace } from "../../runtime/calls/trace-file.ts";
 import type { RunDirectory } from "../../runtime/state/run-dir.ts";
@@ -262,7 +262,7 @@ async function anthropic(io: CliIO, apiKey: string): Promise<Provider> {
   return new AnthropicProvider({
     apiKey,
     baseURL,
-    log: (message) => io.stderr.write(`vvm: ${message}\n`),
+    log: (message) => io.stderr.write(vvmLine(message)),
   });
 }
 
