@@ -59,7 +59,7 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
       if (s.kind !== "FromImport") continue;
       const spec = s.path.value;
       if (!/^\.\.?\//.test(spec) && !path.isAbsolute(spec)) {
-        diagnostics.push(diagnostic("E090", `module path "${spec}" must start with ./ or ../ (relative to this file)`, file, s.path.span));
+        diagnostics.push(diagnostic("E090", `module path "${spec}" must start with ./ or ../ (relative to this file) or be an absolute path`, file, s.path.span));
         continue;
       }
       const target = path.resolve(path.dirname(file), spec);

@@ -117,7 +117,7 @@ describe("module loading", () => {
   it("refuses a module path that is not relative", async () => {
     prog = writeProgram({ "main.vvm": `from "d.vvm" import d\nexport d\n`, "d.vvm": lib("d") });
     const result = await checkProgram(prog.file("main.vvm"));
-    expect(result.diagnostics.map((d) => d.message)).toEqual([`module path "d.vvm" must start with ./ or ../ (relative to this file)`]);
+    expect(result.diagnostics.map((d) => d.message)).toEqual([`module path "d.vvm" must start with ./ or ../ (relative to this file) or be an absolute path`]);
   });
 
   it("reports an import of a directory or a binary file at the import", async () => {
