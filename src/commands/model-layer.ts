@@ -85,7 +85,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   const warn = (message: string) => {
     progress?.erase();
     // a warning may quote a memory file, a model's reply or a path: none of their control characters reach the terminal
-    io.stderr.write(`vvm: ${color.yellow("warning")} ${printable(message, false)}\n`);
+    io.stderr.write(`vvm: ${color.yellow("warning:")} ${printable(message, false)}\n`);
   };
   const provider = await selectProvider(opts);
   const script = provider.name === "script" ? (provider as ScriptProvider) : null;

@@ -24,7 +24,7 @@ export function scriptReport(script: ScriptProvider, scriptName: string, showPat
     }
   } else if (unanswered.length > 0) {
     // without --strict-script the simulator answers; said once, so a scripted run cannot pass on its answers unnoticed
-    out += `vvm: ${warning("warning")} no rule of ${file} answered ${count(unanswered)}, so the simulator did (first: ${unansweredLine(unanswered[0]!, showPath)}); --strict-script makes that an error\n`;
+    out += `vvm: ${warning("warning:")} no rule of ${file} answered ${count(unanswered)}, so the simulator did (first: ${unansweredLine(unanswered[0]!, showPath)}); --strict-script makes that an error\n`;
   }
   return out;
 }

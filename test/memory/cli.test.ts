@@ -151,7 +151,7 @@ describe("memory through vvm run", () => {
     standin.setHandler(() => ({ type: "text", text: patchReply({ digest: `deploy token ${token}` }, "I will not keep that.") }));
     const res = await runCli(["run", "secret.vvm"], { cwd: dir, env: standin.env() });
     expect(ok(res).r).toBe("I will not keep that.");
-    expect(res.stderr).toMatch(/warning secret\.vvm:2: memory project:"k": patch rejected, memory unchanged: likely secret found: github\/GITHUB_TOKEN in digest line 1/);
+    expect(res.stderr).toMatch(/vvm: warning: secret\.vvm:2: memory project:"k": patch rejected, memory unchanged: likely secret found: github\/GITHUB_TOKEN in digest line 1/);
     expect(res.stderr).not.toContain(token);
     const raw = await readFile(path.join(memDir(dir, "k"), "ledger.jsonl"), "utf8");
     expect(raw).not.toContain(token);

@@ -86,7 +86,7 @@ describe("vvm run --strict-script", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).b).toMatch(/^\[sim:support\]/);
     expect(r.stderr).toContain(
-      `vvm: warning no rule of s.yaml answered 1 call and 1 judge, so the simulator did (first: agent call 'support' at main.vvm:4:5: "Summarise the day's tickets for the team lead"); --strict-script makes that an error\n`,
+      `vvm: warning: no rule of s.yaml answered 1 call and 1 judge, so the simulator did (first: agent call 'support' at main.vvm:4:5: "Summarise the day's tickets for the team lead"); --strict-script makes that an error\n`,
     );
     expect(r.stderr).not.toContain("never answered");
   });
