@@ -141,7 +141,7 @@ export class CallRuntime implements AgentRuntime {
     const loop: CallLoop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (input?.length ?? 0));
-    if (over !== null) return this.finishCall(base, site, makeError("rejected", over), 0, 0, loop);
+    if (over !== null) return this.finishCall(base, site, makeError("rejected", over, refusedData(model)), 0, 0, loop);
     this.deps.narrator?.callStarted({ id, agent: agent.name, model, site });
 
     // a skill the agent cannot have fails the call before memory or the model is touched
@@ -343,7 +343,9 @@ export class CallRuntime implements AgentRuntime {
     if (over !== null) {
       // counted, traced and told like any failed judge: the summary's judge count matches the trace's judge events
       this.judgeFailed(base, site, "rejected", 0, 0);
-      throw thrown(over, site, new Map([["kind", "rejected"]]));
+      const data = refusedData(model);
+      data.set("kind", "rejected");
+      throw thrown(over, site, data);
     }
     const outcome = await this.attempts("judge", base, JUDGE_POLICY, signal, (s) => this.deps.provider.judge({ ...request, signal: s }));
     const ms = roundMs(performance.now() - started);
@@ -530,6 +532,16 @@ function errorData(err: ProviderError, attempts: number, model: string): VObject
     ["status", err.status],
     ["request_id", err.requestId],
     ["attempts", attempts],
+    ["model", model],
+  ]);
+}
+
+/** The data of a call or judge --max-cost refused: a failed one's fields, no attempt made and no answer from the API. */
+function refusedData(model: string): VObject {
+  return new Map<string, Value>([
+    ["status", null],
+    ["request_id", null],
+    ["attempts", 0],
     ["model", model],
   ]);
 }

@@ -159,8 +159,10 @@ describe("cost through vvm run", () => {
     const out = JSON.parse(res.stdout);
     expect(out.notes.error.kind).toBe("rejected");
     expect(out.notes.error.message).toMatch(/^--max-cost \$0\.80 reached: \$0\.86 spent/);
+    // shaped like a failed call's and a failed judge's data, with no attempt made
+    expect(out.notes.error.data).toEqual({ status: null, request_id: null, attempts: 0, model: expect.any(String) });
     expect(out.ok.error.kind).toBe("thrown");
-    expect(out.ok.error.data.kind).toBe("rejected");
+    expect(out.ok.error.data).toEqual({ status: null, request_id: null, attempts: 0, model: "claude-haiku-5-5", kind: "rejected" });
     expect(res.stderr).toContain("vvm: --max-cost refused 2 of this run's calls and judges: exit 1\n");
     expect(res.stderr).toMatch(/tokens 200000 in \/ 40000 out, .*\$0\.86, \$0\.06 past --max-cost \$0\.80 \(calls already started finish\), model time/);
   });
