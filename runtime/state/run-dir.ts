@@ -89,7 +89,11 @@ export class RunDirectory {
     }
     // one header line, whatever the file is called
     const program = tableCell(path.basename(opts.entryPath), 200);
-    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn);
+    // state.md is written only while the run directory leads where it did when made (a link swapped in for
+    // it, .vvm/runs or .vvm would take the writes elsewhere)
+    const dirReal = realpathSync.native(dir);
+    const inPlace = () => sameRealPath(dir, dirReal);
+    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn, inPlace);
     const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
     run.state.trace(["Started"], started);
     await run.state.flush();
@@ -110,13 +114,7 @@ export class RunDirectory {
    * read grant elsewhere.
    */
   private bindingsInPlace(): boolean {
-    // the real path, not the device and inode: a directory removed and another linked in its place can
-    // be given the same inode number at once (ext4 does)
-    try {
-      return realpathSync.native(path.join(this.dir, "bindings")) === this.bindingsReal;
-    } catch {
-      return false;
-    }
+    return sameRealPath(path.join(this.dir, "bindings"), this.bindingsReal);
   }
 
   /** The read glob that grants this run's bindings, and nothing else, relative to `programDir`; null once bindings/ leads elsewhere. */
@@ -220,6 +218,18 @@ function makeRunDir(runs: string, started: Date): string {
 function runId(at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Whether `p` still resolves to `real`. The real path, not the device and inode: a directory removed and
+ * another linked in its place can be given the same inode number at once (ext4 does).
+ */
+function sameRealPath(p: string, real: string): boolean {
+  try {
+    return realpathSync.native(p) === real;
+  } catch {
+    return false;
+  }
 }
 
 /** `dir` as a real directory of its own: made when absent; a link (or a file) there is refused, never followed. */

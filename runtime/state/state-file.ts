@@ -67,6 +67,8 @@ export class StateFile {
     private readonly started: Date,
     /** told once when state.md cannot be written (the run goes on; the bindings are the artifacts) */
     private readonly warn: (message: string) => void,
+    /** whether the run directory still leads where it did when made: state.md is never written through a link swapped in */
+    private readonly inPlace: () => boolean = () => true,
   ) {
     this.updated = started;
   }
@@ -128,6 +130,7 @@ export class StateFile {
         try {
           // render() runs right after the last scan, with nothing added in between
           while (this.unchecked.length > 0) await this.scan(this.unchecked.splice(0, SCAN_BATCH));
+          if (!this.inPlace()) throw new Error("the run directory now leads elsewhere than when the run began, a link?");
           await this.fs.writeAtomic(this.file, this.render(), undefined, RUN_OUTPUT);
         } catch (err) {
           if (this.failure === null) this.warn(`cannot write ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the run goes on`);

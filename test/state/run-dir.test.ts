@@ -1,6 +1,6 @@
 // Filesystem state mode's service: the run directory, binding files, ref values, state.md, and what a call
 // passed refs may read (runtime/state/, spec/state.md).
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -300,6 +300,25 @@ describe("agent calls in filesystem state", () => {
     expect(JSON.stringify(out)).not.toContain("PRIVATE");
     await run.finish("completed", "Completed");
     expect(state(run)).toMatch(/next = @a failed: b000002 could not be written \(bindings\/ now leads elsewhere/);
+  });
+
+  it("a run directory swapped for a link during the run takes no state.md write elsewhere", async () => {
+    const dir = project();
+    const run = await create(dir);
+    await run.bind({ name: "first", agent: "a", text: "Written.", retries: 0, pause: noPause });
+    await run.finish("failed", "checkpoint");
+    // what a command an agent ran could do: the run directory moves away and a link to it takes its place
+    const moved = path.join(dir, "moved");
+    renameSync(run.dir, moved);
+    symlinkSync(moved, run.dir);
+    const before = readFileSync(path.join(moved, "state.md"), "utf8");
+    warnings.length = 0;
+    const failed = await run.bind({ name: "second", agent: "a", text: "Not written.", retries: 0, pause: noPause });
+    expect(isErrorValue(failed) && errorKind(failed)).toBe("binding_failed");
+    await run.finish("completed", "Completed");
+    expect(readFileSync(path.join(moved, "state.md"), "utf8")).toBe(before);
+    expect(readdirSync(moved).sort()).toEqual(["bindings", "imports", "program.vvm", "state.md"]);
+    expect(warnings).toEqual([expect.stringMatching(/^cannot write .*state\.md \(the run directory now leads elsewhere than when the run began, a link\?\); the run goes on$/)]);
   });
 
   it("a folder linked in place of bindings/ is refused even when it has bindings/'s old inode number", async () => {
