@@ -132,12 +132,10 @@ export class CallRuntime implements AgentRuntime {
     const system = [configString(cfg, "prompt", site) ?? "", refsIn ? runState.protocol() : ""].filter((t) => t !== "").join("\n\n");
     const maxTokens = configWholeNumber(cfg, "max_tokens", site) ?? this.deps.maxTokens;
     const maxTurns = configWholeNumber(cfg, "max_turns", site) ?? DEFAULT_MAX_TURNS;
-    const declared = parsePermissions(cfg.get("permissions"), site);
+    const permissions = parsePermissions(cfg.get("permissions"), site);
     const id = this.nextId++;
     const base = { call: id, agent: agent.name, name: opts.name, model };
     const programDir = this.deps.programDir ?? path.dirname(site.path);
-    const grant = refsIn ? runState.bindingsGlob(programDir) : null;
-    const permissions = grant !== null ? { ...declared, read: [...declared.read, grant] } : declared;
     const loop: CallLoop = { turns: 0, toolUses: 0, notGranted: notGranted(permissions) };
     // --max-cost: no call starts once the money is spent (its prompt estimated without the memory, not read yet)
     const over = this.deps.accounting.costs.admit(model, () => system.length + req.task.length + (input?.length ?? 0));
@@ -164,8 +162,12 @@ export class CallRuntime implements AgentRuntime {
     }
     // memory_search reads this call's own memory, through its session (none in fresh mode)
     const memorySearch = session?.search ? (q: string) => session.search!(q) : null;
-    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null }, memory: memorySearch, readTrees: skills.map((s) => s.dir) };
-    const toolbox = grantsTools(permissions) || memorySearch !== null || skills.length > 0 ? await (await loadTools()).Toolbox.create(permissions, toolOpts).catch(async (err: unknown) => {
+    // refs in the input: this run's bindings may be read, as they are now (not when the call began: the
+    // memory's lock may have been waited for meanwhile), and through their real path only
+    const grant = refsIn ? runState.bindingsTree(programDir) : null;
+    const readTrees = [...skills.map((s) => s.dir), ...(grant !== null ? [grant] : [])];
+    const toolOpts = { programDir, agent: agent.name, shell: this.deps.shell ?? { env: {}, confirm: null }, memory: memorySearch, readTrees };
+    const toolbox = grantsTools(permissions) || memorySearch !== null || readTrees.length > 0 ? await (await loadTools()).Toolbox.create(permissions, toolOpts).catch(async (err: unknown) => {
       await session?.release();
       throw err;
     }) : null;

@@ -117,12 +117,15 @@ export class RunDirectory {
     return sameRealPath(path.join(this.dir, "bindings"), this.bindingsReal);
   }
 
-  /** The read glob that grants this run's bindings, and nothing else, relative to `programDir`; null once bindings/ leads elsewhere. */
-  bindingsGlob(programDir: string): string | null {
+  /**
+   * What grants this run's bindings, and nothing else: bindings/'s real path as made, which the call's tools
+   * never resolve again (a link swapped in later leads nowhere), named relative to `programDir` in the tools'
+   * descriptions. Null once bindings/ leads elsewhere; asked right before the call's tools are made.
+   */
+  bindingsTree(programDir: string): { real: string; shown: string } | null {
     if (!this.bindingsInPlace()) return null;
     const rel = path.relative(programDir, path.join(this.dir, "bindings")).split(path.sep).join("/");
-    // a directory name with glob characters must not widen the grant: they are escaped
-    return `${rel.replace(/[\\*?[\]{}()!+@]/g, "\\$&")}/**`;
+    return { real: this.bindingsReal, shown: `${rel}/**` };
   }
 
   /** The Ref Reading Protocol a call passed refs gets with its system prompt. */

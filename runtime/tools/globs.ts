@@ -12,6 +12,12 @@ interface CompiledGlob {
   match: ((relative: string) => boolean) | null;
 }
 
+/**
+ * A real folder readable whole: its real path (never resolved again, so a link swapped in on its way later
+ * leads nowhere it did not), and how tool descriptions name it (default `<real>/**`).
+ */
+export type ReadTree = string | { real: string; shown: string };
+
 /** Options shared by permission globs and list_files patterns: as in a shell, `*` and `**` skip dot names. */
 export const GLOB_OPTIONS = { dot: false } as const;
 
@@ -28,8 +34,9 @@ export class GlobSet {
   ) {}
 
   /** `trees`: real folders matched whole (everything under them, dot names aside), however their names read as globs. */
-  static async compile(written: readonly string[], root: string, trees: readonly string[] = []): Promise<GlobSet> {
-    const globs: CompiledGlob[] = trees.map((dir) => ({ written: `${dir}/**`, base: dir, match: picomatch("**", GLOB_OPTIONS) }));
+  static async compile(written: readonly string[], root: string, trees: readonly ReadTree[] = []): Promise<GlobSet> {
+    const shown = trees.map((t) => (typeof t === "string" ? `${t}/**` : t.shown));
+    const globs: CompiledGlob[] = trees.map((t, i) => ({ written: shown[i]!, base: typeof t === "string" ? t : t.real, match: picomatch("**", GLOB_OPTIONS) }));
     for (const g of written) {
       const { fixed, rest } = splitGlob(g);
       const prefix = path.resolve(root, fixed === "" ? "." : fixed);
@@ -37,7 +44,7 @@ export class GlobSet {
       const base = resolvable(prefix) ?? prefix;
       globs.push({ written: g, base, match: rest !== null ? picomatch(rest, GLOB_OPTIONS) : null });
     }
-    return new GlobSet([...trees.map((dir) => `${dir}/**`), ...written], globs);
+    return new GlobSet([...shown, ...written], globs);
   }
 
   get empty(): boolean {

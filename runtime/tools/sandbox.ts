@@ -3,7 +3,7 @@
 // followed, and only then checked against the globs (spec/agent-calls.md §8).
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, promises as fs, readlinkSync, type Dirent } from "node:fs";
 import path from "node:path";
-import { GlobSet, realish, relativeUnder } from "./globs.ts";
+import { GlobSet, realish, relativeUnder, type ReadTree } from "./globs.ts";
 import type { ToolPermission } from "./permissions.ts";
 
 /** A refusal the model is told about (so it can carry on); `permission` names what was missing. */
@@ -118,8 +118,8 @@ export class Sandbox {
     readonly write: GlobSet,
   ) {}
 
-  /** `readTrees`: real folders readable whole (skills' folders), beside the read globs. */
-  static async create(programDir: string, read: readonly string[], write: readonly string[], readTrees: readonly string[] = []): Promise<Sandbox> {
+  /** `readTrees`: real folders readable whole (skills' folders, a run's bindings), beside the read globs. */
+  static async create(programDir: string, read: readonly string[], write: readonly string[], readTrees: readonly ReadTree[] = []): Promise<Sandbox> {
     const root = realish(path.resolve(programDir));
     return new Sandbox(root, await GlobSet.compile(read, root, readTrees), await GlobSet.compile(write, root));
   }

@@ -8,6 +8,7 @@ import { cutText } from "../text.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
 import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
 import { memorySearchTool, MEMORY_SEARCH_LIMITS, type MemorySearch } from "./memory-search-tool.ts";
+import type { ReadTree } from "./globs.ts";
 import type { Permissions, ToolPermission } from "./permissions.ts";
 import { Sandbox, ToolDenied, ToolFailed } from "./sandbox.ts";
 
@@ -56,8 +57,8 @@ export interface ToolboxOptions {
   shell: ShellSettings;
   /** the call's memory session's search; null: no memory, or memory_mode="fresh" */
   memory?: MemorySearch | null;
-  /** real folders the agent may read whole, beside its read globs: its skills' folders */
-  readTrees?: readonly string[];
+  /** real folders the agent may read whole, beside its read globs: its skills' folders, the run's bindings for a call passed refs */
+  readTrees?: readonly ReadTree[];
 }
 
 interface ToolDef {

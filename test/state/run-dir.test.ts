@@ -11,7 +11,7 @@ import { RunDirectory, RunDirError, RUN_ID } from "../../runtime/state/run-dir.t
 import { readBinding, readRun } from "../../runtime/state/runs.ts";
 import { INDEX_CHARS, summarize, SUMMARY_CHARS, tableCell } from "../../runtime/state/summary.ts";
 import { errorKind, isErrorValue, isRef, obj, type Value, type VObject } from "../../runtime/values.ts";
-import { agent, callReq, harness } from "../calls/helpers.ts";
+import { agent, callReq, fakeReport, harness } from "../calls/helpers.ts";
 
 const dirs: string[] = [];
 function project(): string {
@@ -267,6 +267,8 @@ describe("agent calls in filesystem state", () => {
     // the input carries the ref object itself
     expect(JSON.parse(seen2[0]!.input!)).toEqual({ research: { ref: `.vvm/runs/${run.id}/bindings/b000001.md`, summary: "plain reply.", mime: "text/markdown", bytes: 12 } });
     expect(seen2[0]!.tools!.map((t) => t.name)).not.toContain("write_file");
+    // the tools name the grant as the protocol does, relative to the program's directory
+    expect(seen2[0]!.tools!.find((t) => t.name === "read_file")!.description).toContain(`matching: ".vvm/runs/${run.id}/bindings/**".`);
     const text = readFileSync(path.join(dir, report.get("ref") as string), "utf8").split("\n---\n");
     expect(text[0]).toMatch(/^OK: .*plain reply\./s);
     expect(text[1]).toMatch(/^ERR: permission denied/);
@@ -300,6 +302,30 @@ describe("agent calls in filesystem state", () => {
     expect(JSON.stringify(out)).not.toContain("PRIVATE");
     await run.finish("completed", "Completed");
     expect(state(run)).toMatch(/next = @a failed: b000002 could not be written \(bindings\/ now leads elsewhere/);
+  });
+
+  it("a bindings/ swapped for a link while a call passed refs waits for its memory grants nothing there", async () => {
+    const dir = project();
+    const privateDir = path.join(dir, "private");
+    mkdirSync(privateDir);
+    writeFileSync(path.join(privateDir, "id_key.txt"), "PRIVATE KEY MATERIAL\n");
+    const run = await create(dir);
+    const first = harness(toolAsker([], []), { runState: run, programDir: dir });
+    const research = await first.rt.call(callReq(agent("researcher"), "Research.", null, {}, { target: "research" }));
+    // while the call waits for its memory's lock, a command another agent runs makes bindings/ a link
+    const memory: MemoryPort = {
+      open: async () => {
+        const bindings = path.join(run.dir, "bindings");
+        rmSync(bindings, { recursive: true });
+        symlinkSync(privateDir, bindings);
+        return { context: null, report: fakeReport(), complete: async (text) => text, release: async () => {} };
+      },
+    };
+    const seen: ModelRequest[] = [];
+    const reader = harness(toolAsker([{ name: "read_file", input: { path: `.vvm/runs/${run.id}/bindings/id_key.txt` } }], seen), { runState: run, programDir: dir, memory });
+    const out = await reader.rt.call(callReq(agent("reader", { memory: obj({ scope: "project", key: "k" }) }), "Read.", obj({ research }), {}, { target: "out" }));
+    expect(JSON.stringify(out)).not.toContain("PRIVATE");
+    expect(JSON.stringify(seen.map((r) => r.history))).not.toContain("PRIVATE");
   });
 
   it("a run directory swapped for a link during the run takes no state.md write elsewhere", async () => {
@@ -337,7 +363,7 @@ describe("agent calls in filesystem state", () => {
     const failed = await run.bind({ name: "next", agent: "a", text: "to be written", retries: 0, pause: noPause });
     expect(isErrorValue(failed) && errorKind(failed)).toBe("binding_failed");
     expect(readdirSync(target)).toEqual([]);
-    expect(run.bindingsGlob(dir)).toBeNull();
+    expect(run.bindingsTree(dir)).toBeNull();
   });
 
   it("bind the reply as memory leaves it: the memory patch goes to memory, never into the binding; the trace names the binding", async () => {

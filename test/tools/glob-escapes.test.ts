@@ -1,5 +1,5 @@
-// A permission glob may escape glob characters in a folder's name (`data \(old\)/**`), as bindingsGlob does
-// for the run's bindings folder: the escapes name the folder, they are not part of its path.
+// A permission glob may escape glob characters in a folder's name (`data \(old\)/**`): the escapes name
+// the folder, they are not part of its path.
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
