@@ -5,7 +5,7 @@ import { lstatSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { nodeFs } from "../memory/fsio.ts";
 import { BINDING_ID, NAME_CHARS, RUN_ID, RUNS_DIR } from "./run-dir.ts";
-import { tableCell } from "./summary.ts";
+import { cellSource, tableCell } from "./summary.ts";
 
 /** state.md is read up to this size (the runtime keeps it far smaller). */
 const STATE_CAP = 16 * 2 ** 20;
@@ -123,7 +123,7 @@ export const MAX_SHOWN_BINDING_BYTES = 64 * 2 ** 20;
 export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ binding: string; name: string | null; text: string; others: number } | string> {
   const byId = BINDING_ID.test(nameOrId);
   // a name is found as state.md holds it: one line, cut to 60 characters
-  const shown = unescapeCell(tableCell(nameOrId, NAME_CHARS));
+  const shown = unescapeCell(tableCell(cellSource(nameOrId), NAME_CHARS));
   const rows = byId ? run.bindings.filter((b) => b.binding === nameOrId) : run.bindings.filter((b) => b.name === nameOrId || b.name === shown);
   if (!byId && rows.length === 0) return `run ${run.id} has no binding named ${nameOrId}`;
   const binding = byId ? nameOrId : rows[rows.length - 1]!.binding;

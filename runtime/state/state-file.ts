@@ -8,7 +8,8 @@
 // since the last through the secret scan, all in one scan: a scan costs a fixed ~40-90 µs besides its
 // length, which one per call would add to every call of a wide pmap.
 import type { MemoryFs } from "../memory/fsio.ts";
-import { tableCell, WITHHELD, withoutSecrets } from "./summary.ts";
+import { cutText } from "../text.ts";
+import { CELL_SCAN, cellSource, tableCell, WITHHELD, withoutSecrets } from "./summary.ts";
 
 /** Run files are whole or absent after a kill (temporary file + rename) but not fsynced: a rerun recreates them (spec/state.md §2). */
 export const RUN_OUTPUT = { sync: false } as const;
@@ -17,7 +18,10 @@ export type RunStatus = "running" | "completed" | "failed";
 
 /** A name or summary as the run gave it; state.md shows it as one table cell of at most `max` characters once the scan passed it. */
 export interface Unchecked {
+  /** what the scan reads: the text, up to CELL_SCAN characters */
   raw: string;
+  /** what the cell is made of (cellSource) */
+  source: string;
   max: number;
   /** the cell, set by the scan (withheld when flagged) */
   shown?: string;
@@ -78,7 +82,7 @@ export class StateFile {
    * one scan of them alone would), for bind() and trace(); shown once the next write's scan passed them.
    */
   cells(texts: [string, number][]): Unchecked[] {
-    const group = texts.map(([raw, max]): Unchecked => ({ raw, max }));
+    const group = texts.map(([text, max]): Unchecked => ({ raw: cutText(text, CELL_SCAN), source: cellSource(text), max }));
     this.unchecked.push(group);
     return group;
   }
@@ -146,7 +150,7 @@ export class StateFile {
 
   private async scan(groups: Unchecked[][]): Promise<void> {
     const shown = await withoutSecrets(groups.map((g) => g.map((c) => c.raw)));
-    groups.forEach((g, k) => g.forEach((c, i) => (c.shown = tableCell(shown[k][i], c.max))));
+    groups.forEach((g, k) => g.forEach((c, i) => (c.shown = tableCell(shown[k][i] === WITHHELD ? WITHHELD : c.source, c.max))));
   }
 
   private pause(): Promise<void> {

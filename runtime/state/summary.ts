@@ -37,6 +37,19 @@ export function summarize(reply: string): string {
   return end === 0 ? cut(prose, SUMMARY_CHARS) : prose.slice(0, end);
 }
 
+/**
+ * How much of a long name state.md works from (a name= may be a whole document from the program's data, and
+ * scanning all of a 2 MB one took ~250 ms a call): its cell is made of the first CELL_SOURCE characters, and
+ * the secret scan reads the first CELL_SCAN, so a secret that starts in what the cell can show is read whole.
+ */
+export const CELL_SOURCE = 4096;
+export const CELL_SCAN = 4 * CELL_SOURCE;
+
+/** What a text's cell in state.md is made of: the text, or its first CELL_SOURCE characters and ` …`. */
+export function cellSource(text: string): string {
+  return text.length <= CELL_SOURCE ? text : `${cutText(text, CELL_SOURCE)} …`;
+}
+
 /** What state.md shows in place of a name or summary that looks like it holds a secret. */
 export const WITHHELD = "(withheld: looks like a secret)";
 

@@ -7,13 +7,14 @@ import { afterEach, expect, it, vi } from "vitest";
 import { newRun, removeRuns } from "./helpers.ts";
 import { WITHHELD, withoutSecrets } from "../../runtime/state/summary.ts";
 
-const scans = vi.hoisted(() => ({ count: 0 }));
+const scans = vi.hoisted(() => ({ count: 0, longest: 0 }));
 vi.mock("../../runtime/memory/secrets.ts", async (importActual) => {
   const actual = await importActual<typeof import("../../runtime/memory/secrets.ts")>();
   return {
     ...actual,
     scanTexts: (...args: Parameters<typeof actual.scanTexts>) => {
       scans.count++;
+      for (const group of args[0]) for (const text of group) scans.longest = Math.max(scans.longest, text.length);
       return actual.scanTexts(...args);
     },
   };
@@ -70,4 +71,23 @@ it("groups are found as if alone: after 40 texts of hex ids, and next to a match
   expect((await withoutSecrets([["machine h login u password"], ["", "machine api.example.com login deploy password Xk9mQ2vT7rLp"]]))[1]).toEqual(["", WITHHELD]);
   // a group with no texts is no trouble
   expect(await withoutSecrets([["A plain summary."], [], [aws]])).toEqual([["A plain summary."], [], [WITHHELD]]);
+});
+
+it("a name= as long as a document is scanned as far as state.md can show of it, and a secret in that part is withheld", async () => {
+  const run = await newRun();
+  const github = "ghp_" + "R8x2kQ9mZ4vB7nL1pW3tY6uH0jC5dF8gA2sE";
+  const doc = "word ".repeat(400_000); // 2 MB: scanning all of it took ~250 ms, for every call named after it
+  const req = (name: string) => ({ name, agent: "worker", text: "Done.", retries: 0, pause: async () => true });
+  scans.longest = 0;
+  await run.bind(req(doc));
+  await run.bind(req(`${github} ${doc}`));
+  // the cell is made of the first 4,096 characters: what only follows more white space than the scan reads never shows
+  await run.bind(req(`${" ".repeat(20_000)}${github}`));
+  await run.finish("completed", "Completed");
+  expect(scans.longest).toBeLessThanOrEqual(4 * 4096 + 10);
+  const md = readFileSync(path.join(run.dir, "state.md"), "utf8");
+  expect(md).toContain("| word word word word word word word word word word word… | bindings/b000001.md | Done. |");
+  expect(md).toContain(`| ${WITHHELD} | bindings/b000002.md | Done. |`);
+  expect(md).toContain("| … | bindings/b000003.md | Done. |");
+  expect(md).not.toContain("ghp_");
 });
