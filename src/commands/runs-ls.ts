@@ -14,9 +14,9 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
     const runs = await listRuns(project);
     const root = runsRoot(project);
     if (runs.length === 0) {
-      const link = root === null ? linkOnTheWay(project) : null;
+      const odd = root === null ? notAFolder(project) : null;
       // a link is never followed into: said, so an empty list is not taken for the runs behind it
-      if (link !== null) io.stdout.write(`no runs: ${displayPath(link, io)} is a symbolic link, which vvm does not follow\n`);
+      if (odd !== null) io.stdout.write(`no runs: ${displayPath(odd.path, io)} is ${odd.link ? "a symbolic link, which vvm does not follow" : "not a folder"}\n`);
       else io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
       return EXIT.ok;
     }
@@ -27,11 +27,12 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
   });
 }
 
-/** `.vvm` or `.vvm/runs` when it is a symbolic link, else null. */
-function linkOnTheWay(project: string): string | null {
+/** `.vvm` or `.vvm/runs` when it is there but no folder of its own (a symbolic link, a file), else null. */
+function notAFolder(project: string): { path: string; link: boolean } | null {
   for (const p of [path.dirname(RUNS_DIR), RUNS_DIR].map((r) => path.join(project, r))) {
     try {
-      if (lstatSync(p).isSymbolicLink()) return p;
+      const st = lstatSync(p);
+      if (!st.isDirectory()) return { path: p, link: st.isSymbolicLink() };
     } catch {
       return null;
     }

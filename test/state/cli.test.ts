@@ -107,6 +107,10 @@ describe("vvm runs", () => {
     symlinkSync(path.join(dir, ".vvm", "runs"), path.join(tmp, "elsewhere", ".vvm", "runs"));
     const linked = await runCli(["runs", "ls"], { cwd: path.join(tmp, "elsewhere") });
     expect(linked).toMatchObject({ code: 0, stdout: "no runs: .vvm/runs is a symbolic link, which vvm does not follow\n" });
+    // nor is a file where a folder belongs taken for a project without runs
+    rmSync(path.join(tmp, "elsewhere", ".vvm", "runs"));
+    writeFileSync(path.join(tmp, "elsewhere", ".vvm", "runs"), "");
+    expect(await runCli(["runs", "ls"], { cwd: path.join(tmp, "elsewhere") })).toMatchObject({ code: 0, stdout: "no runs: .vvm/runs is not a folder\n" });
   });
 
   it("show gives the status, the bindings with summaries and the trace, escaping control characters", async () => {
