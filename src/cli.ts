@@ -88,8 +88,9 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       // --help and --version answer what was asked, on stdout; usage mistakes go to stderr
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      // a mistake's message quotes what was typed: one line, its control characters escaped
-      outputError: (s, write) => write(`${printable(s.replace(/\n$/, ""), false)}\n`),
+      // a mistake's message quotes what was typed: one line, its control characters escaped (commander's
+      // own "(Did you mean …?)" on a line of its own joins it after a space rather than as an escaped \n)
+      outputError: (s, write) => write(`${printable(s.replace(/\n$/, "").replace(/\n(\(Did you mean [^\n]*\?\))$/, " $1"), false)}\n`),
     })
     .showHelpAfterError("(run 'vvm --help' for usage)");
 

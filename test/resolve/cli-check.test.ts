@@ -88,6 +88,9 @@ describe("vvm check", () => {
     const flag = await runCli(["check", "--frobnicate", "dir/x.vvm"], { cwd: prog.dir });
     expect(flag.code).toBe(64);
     expect(flag.stderr).toContain("unknown option '--frobnicate'");
+    // a flag another command takes: commander's suggestion follows on the same line, not after an escaped \n
+    const suggested = await runCli(["test", "--updat", "dir"], { cwd: prog.dir });
+    expect(suggested).toMatchObject({ code: 64, stderr: expect.stringMatching(/^error: unknown option '--updat' \(Did you mean --update\?\)\n/) });
     // a count too long to be one says so, rather than asking for one of at least 1
     const huge = await runCli(["run", "--concurrency", "99999999999999999", "dir/x.vvm"], { cwd: prog.dir });
     expect(huge.code).toBe(64);
