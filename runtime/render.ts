@@ -45,7 +45,8 @@ function scalar(v: Value): string {
   if (typeof v === "number") return Object.is(v, -0) ? "0" : String(v);
   if (isRef(v)) {
     const summary = v.get("summary");
-    const ref = `[ref: ${String(v.get("ref"))}]`;
+    // (one line, cut like the summary: an object the program built, or parsed from a reply, can hold any text there)
+    const ref = `[ref: ${clip(String(v.get("ref")))}]`;
     // upstream's two-line preview: the pointer, then the summary; never the file's content
     return typeof summary === "string" && summary !== "" ? `${ref}\nsummary: ${clip(summary)}` : ref;
   }
