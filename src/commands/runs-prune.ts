@@ -5,7 +5,7 @@ import { lstat } from "node:fs/promises";
 import path from "node:path";
 import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { listRuns, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
-import { printable } from "../printable.ts";
+import { printable, vvmLine } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
 import { runsCommand, type RunsFlags } from "./runs.ts";
 
@@ -32,14 +32,26 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     const started = (r: RunSummary) => time(r.started) ?? time(idTime(r.id)) ?? changed.get(r) ?? null;
     // oldest first: --keep keeps the newest N, --older-than removes those started before the cutoff
     const doomed = cutoff === null ? runs.slice(0, Math.max(0, runs.length - flags.keep!)) : runs.filter((r) => (started(r) ?? Infinity) < cutoff);
-    const gone = doomed.filter(removable);
-    for (const r of gone) if (!flags.dryRun) removeRun(r);
-    const kept = doomed.length - gone.length;
+    const chosen = doomed.filter(removable);
+    // one run that cannot be removed (a folder not ours to delete) is said and the others still go
+    const failed: string[] = [];
+    const gone = chosen.filter((r) => {
+      if (flags.dryRun) return true;
+      try {
+        removeRun(r);
+        return true;
+      } catch (err) {
+        failed.push(`cannot remove ${r.id} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it may be partly removed`);
+        return false;
+      }
+    });
+    const kept = doomed.length - chosen.length;
     const verb = flags.dryRun ? "would remove" : "removed";
     let out = gone.map((r) => `${verb} ${r.id} (${r.status ?? "no state.md"})\n`).join("");
     out += `${verb} ${gone.length} run${gone.length === 1 ? "" : "s"}${kept > 0 ? `; kept ${kept} still running (updated in the last 24 hours)` : ""}\n`;
     io.stdout.write(printable(out));
-    return EXIT.ok;
+    for (const f of failed) io.stderr.write(vvmLine(f));
+    return failed.length > 0 ? EXIT.missing : EXIT.ok;
   });
 }
 
