@@ -3,7 +3,8 @@
 // directory, and hands the call a Session (session.ts), which is the transaction. spec/memory.md
 // describes the behaviour.
 import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
-import { realish, relativeUnder } from "../tools/globs.ts";
+import { realish } from "../../src/resolve/glob-prefix.ts";
+import { relativeUnder } from "../tools/globs.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";

@@ -1,8 +1,7 @@
 // Permission globs, matched on real paths (spec/agent-calls.md §8), and the path helpers the tools share.
-import { realpathSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
-import { splitGlob } from "../../src/resolve/glob-prefix.ts";
+import { realish, splitGlob } from "../../src/resolve/glob-prefix.ts";
 
 interface CompiledGlob {
   written: string;
@@ -79,27 +78,6 @@ export function relativeUnder(dir: string, p: string): string | null {
   if (p === dir) return "";
   const prefix = dir.endsWith("/") ? dir : dir + "/";
   return p.startsWith(prefix) ? p.slice(prefix.length) : null;
-}
-
-/**
- * The real path of `abs` as far as it exists: links in its existing part resolved, the missing rest appended
- * as written. (A path that does not exist yet still has a definite real location: where it would be created.)
- * Any other failure to resolve (a link loop, a resolution longer than PATH_MAX, no permission) throws: the
- * path as written would name the link rather than where an open would lead.
- */
-export function realish(abs: string): string {
-  // synchronous on purpose: one realpath(3), no heavier than the open that follows it, where a trip through
-  // libuv's thread pool waits for the event loop to wake and cost a tool turn ~0.3 ms (bench/tool-loop)
-  try {
-    return realpathSync.native(abs);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    // missing, or under something that is not a directory (an open fails there too): only then is the rest as written
-    if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
-    const parent = path.dirname(abs);
-    if (parent === abs) return abs;
-    return path.join(realish(parent), path.basename(abs));
-  }
 }
 
 function resolvable(abs: string): string | null {

@@ -6,7 +6,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Expr, KwArg } from "../../grammar/ast.ts";
 import { literalString, permissionEntries, type ValueProblem } from "./agent-config.ts";
-import { splitGlob } from "./glob-prefix.ts";
+import { realish, splitGlob } from "./glob-prefix.ts";
 
 /** The literal `read` and `write` globs of a literal `perm(...)` or permissions object, with their expressions. */
 function literalGlobs(v: Expr): { mode: string; glob: string; at: Expr }[] {
@@ -27,14 +27,6 @@ function real(dir: string): string | null {
     return realpathSync.native(dir);
   } catch {
     return null;
-  }
-}
-
-/** The real path of the longest part of `p` that resolves, up to `stop` (its own real path or null). */
-function deepestReal(p: string, stop: string): string | null {
-  for (let q = p; ; q = path.dirname(q)) {
-    const r = real(q);
-    if (r !== null || q === stop || q === path.dirname(q)) return r;
   }
 }
 
@@ -66,9 +58,15 @@ export function linkedGlobProblems(kw: KwArg, programDir: string): ValueProblem[
     const { fixed } = splitGlob(glob);
     // an absolute glob says where it leads; one with `..` is refused when the call starts
     if (path.isAbsolute(glob) || glob.split("/").includes("..")) continue;
-    // where the call layer resolves the fixed folders (a link loop, an unreadable folder: no further)
-    const reached = deepestReal(path.join(programDir, fixed), programDir);
-    if (reached === null || reached === root || reached.startsWith(root + path.sep)) continue;
+    // where the call layer resolves the fixed folders; where it cannot (a link loop, an unreadable folder), it
+    // grants nothing, so there is nothing to warn about
+    let reached: string;
+    try {
+      reached = realish(path.join(programDir, fixed));
+    } catch {
+      continue;
+    }
+    if (reached === root || reached.startsWith(root + path.sep)) continue;
     const link = firstLink(programDir, fixed.split("/"));
     out.push({
       at,

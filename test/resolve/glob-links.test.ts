@@ -44,7 +44,8 @@ describe("W026", () => {
     expect(found).toEqual([
       `1:48 write glob "out/**" goes through the symbolic link out, which leads out of the program's folder (to ${target}): the agent could write there (spec/agent-calls.md §8)`,
       `1:91 read glob "deep/ssh/*" goes through the symbolic link deep/ssh, which leads out of the program's folder (to ${target}): the agent could read there (spec/agent-calls.md §8)`,
-      `2:44 read glob "./out/notes.md" goes through the symbolic link out, which leads out of the program's folder (to ${target}): the agent could read there (spec/agent-calls.md §8)`,
+      // (where the call layer would find the file, though it does not exist yet)
+      `2:44 read glob "./out/notes.md" goes through the symbolic link out, which leads out of the program's folder (to ${path.join(target, "notes.md")}): the agent could read there (spec/agent-calls.md §8)`,
       `3:36 read glob "out/{a,b}/*" goes through the symbolic link out, which leads out of the program's folder (to ${target}): the agent could read there (spec/agent-calls.md §8)`,
     ]);
   });
@@ -52,12 +53,15 @@ describe("W026", () => {
   it("reads a glob's fixed folders as the call layer does (escapes, +, @), and never fails on a path it cannot follow", async () => {
     outside = writeProgram({ "id_rsa": "key\n" });
     prog = writeProgram({
-      "main.vvm": `agent w(model="haiku", permissions=perm(write=["data+/**", "x@y/**", "data \\\\(old\\\\)/**", "file.txt/sub/**", "${"n".repeat(300)}/**", "loop/**", "gone/**"]))\nx = @w \`go\`(())\nexport x\n`,
+      "main.vvm": `agent w(model="haiku", permissions=perm(write=["data+/**", "x@y/**", "data \\\\(old\\\\)/**", "file.txt/sub/**", "${"n".repeat(300)}/**", "loop/**", "gone/**", "far/loop/**"]))\nx = @w \`go\`(())\nexport x\n`,
       "file.txt": "",
     });
     for (const name of ["data+", "x@y", "data (old)"]) symlinkSync(outside.dir, prog.file(name));
     symlinkSync("loop", prog.file("loop"));
     symlinkSync(path.join(outside.dir, "missing"), prog.file("gone"));
+    // far leads out, but to a link loop: the call layer cannot resolve far/loop and grants nothing there
+    symlinkSync(outside.dir, prog.file("far"));
+    symlinkSync("loop", path.join(outside.dir, "loop"));
     const result = await checkProgram(prog.file("main.vvm"));
     expect(result.diagnostics.map((d) => d.message.replace(/ \(to .*/, ""))).toEqual([
       'write glob "data+/**" goes through the symbolic link data+, which leads out of the program\'s folder',
