@@ -181,27 +181,61 @@ export function aTypeName(v: Value): string {
 export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
   // booleans, numbers and strings (the common case)
   if (typeof a !== "object" && typeof b !== "object") return a === b;
-  // a function or an agent compares with nothing, itself included (spec/language.md §2)
-  const fa = isFunction(a) || a instanceof VAgent;
-  if (fa || isFunction(b) || b instanceof VAgent) {
-    throw thrown(fa && a === b ? `cannot compare ${typeName(a)} values` : `cannot compare ${typeName(a)} with ${typeName(b)}`, site);
-  }
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!valueEquals(a[i], b[i], site)) return false;
-    return true;
-  }
-  if (a instanceof Map) {
-    if (!(b instanceof Map) || a.size !== b.size) return false;
-    for (const [k, v] of a) {
-      if (!b.has(k) || !valueEquals(v, b.get(k) as Value, site)) return false;
+  return new Equality(site).equal(a, b);
+}
+
+/**
+ * One comparison's walk. Values are never changed in place, so a list or object can share its parts
+ * (`xs = [xs, xs]` forty times is 2^40 paths to one item): a pair of parts found equal after more than
+ * REMEMBER steps is remembered, and the same pair met again is equal at once, so two such values compare
+ * in time proportional to their distinct parts rather than to their paths. Small pairs are not remembered
+ * (a list of a million small objects would fill the memory with pairs met once).
+ */
+class Equality {
+  private steps = 0;
+  private readonly equalPairs = new Map<object, Set<object>>();
+  constructor(private readonly site: Site | null) {}
+
+  equal(a: Value, b: Value): boolean {
+    this.steps++;
+    if (typeof a !== "object" && typeof b !== "object") return a === b;
+    // a function or an agent compares with nothing, itself included (spec/language.md §2)
+    const fa = isFunction(a) || a instanceof VAgent;
+    if (fa || isFunction(b) || b instanceof VAgent) {
+      throw thrown(fa && a === b ? `cannot compare ${typeName(a)} values` : `cannot compare ${typeName(a)} with ${typeName(b)}`, this.site);
+    }
+    if (a === b) return true;
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+    if (this.equalPairs.get(a)?.has(b)) return true;
+    const start = this.steps;
+    if (!this.children(a, b)) return false;
+    if (this.steps - start > REMEMBER) {
+      const known = this.equalPairs.get(a);
+      if (known === undefined) this.equalPairs.set(a, new Set([b]));
+      else known.add(b);
     }
     return true;
   }
-  return false;
+
+  private children(a: object, b: object): boolean {
+    if (Array.isArray(a)) {
+      if (!Array.isArray(b) || a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i++) if (!this.equal(a[i] as Value, b[i] as Value)) return false;
+      return true;
+    }
+    if (a instanceof Map) {
+      if (!(b instanceof Map) || a.size !== b.size) return false;
+      for (const [k, v] of a) {
+        if (!b.has(k) || !this.equal(v as Value, b.get(k) as Value)) return false;
+      }
+      return true;
+    }
+    return false;
+  }
 }
+
+/** Steps of a comparison after which its pair is remembered. */
+const REMEMBER = 32;
 
 /**
  * An empty object for JSON output keyed by program-chosen strings: without a prototype, so a key such

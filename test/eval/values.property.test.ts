@@ -59,6 +59,26 @@ describe("value operators", () => {
     );
   });
 
+  it("== on values that share their parts (xs = [xs, xs], 60 times) reads each pair of parts a few times, not each of 2^60 paths", () => {
+    // every read of an item is counted; past the budget the comparison would not end in a lifetime
+    let reads = 0;
+    const counted = (items: Value[]): Value[] =>
+      new Proxy(items, {
+        get(target, key, receiver) {
+          if (typeof key === "string" && /^\d+$/.test(key) && ++reads > 100_000) throw new Error("walked the paths, not the parts");
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+    const shared = (leaf: Value): Value => {
+      let xs: Value = [leaf];
+      for (let i = 0; i < 60; i++) xs = counted([xs, xs]);
+      return xs;
+    };
+    expect(binaryOp("==", shared(1), shared(1), site)).toBe(true);
+    expect(binaryOp("!=", shared(1), shared(2), site)).toBe(true);
+    expect(reads).toBeLessThan(1000);
+  });
+
   it("ordering accepts numbers only", () => {
     fc.assert(
       fc.property(json, json, fc.constantFrom("<", "<=", ">", ">=") as fc.Arbitrary<"<" | "<=" | ">" | ">=">, (x, y, op) => {
