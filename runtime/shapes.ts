@@ -51,9 +51,37 @@ const ALIASES: ReadonlyMap<string, string> = new Map([
 
 /** Read a `returns=` value. Every problem is collected, each with the path to the part that causes it. */
 export function parseShape(v: Value): ShapeResult {
+  const size = tooLarge(v);
+  if (size !== null) return { ok: false, problems: [{ path: [], code: "W070", message: size }] };
   const problems: ShapeProblem[] = [];
   const shape = read(v, [], false, problems);
   return problems.length === 0 ? { ok: true, shape: shape.shape } : { ok: false, problems };
+}
+
+/** A shape nested deeper than this is refused: the schema of a deeper one overflows the validator's stack. */
+export const SHAPE_MAX_DEPTH = 100;
+/** A shape with more parts than this is refused; a part used in several places counts at each. */
+export const SHAPE_MAX_PARTS = 100_000;
+
+/**
+ * Why a computed `returns=` value cannot be a shape whatever it holds, or null. Its parts are counted along
+ * every path, as the schema sent writes them: a value that shares its parts (`s = {a: s, b: s}` forty times)
+ * would be a schema of 2^40 parts, which reading, sending or validating would never finish. (A literal shape
+ * cannot get this far: the parser refuses brackets nested deeper than 100 levels.)
+ */
+function tooLarge(v: Value): string | null {
+  const stack: [Value, number][] = [[v, 1]];
+  let parts = 0;
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (++parts > SHAPE_MAX_PARTS) {
+      return `a shape has at most ${SHAPE_MAX_PARTS.toLocaleString("en")} parts (a part used in several places counts each time)`;
+    }
+    if (!Array.isArray(x) && !(x instanceof Map)) continue;
+    if (depth > SHAPE_MAX_DEPTH) return `a shape nests at most ${SHAPE_MAX_DEPTH} levels of lists and objects`;
+    for (const y of x.values()) stack.push([y, depth + 1]);
+  }
+  return null;
 }
 
 function read(v: Value, path: ShapePath, field: boolean, problems: ShapeProblem[]): { shape: Shape; optional: boolean } {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { askTyped, decodeReply, prepareTyped, type Typed } from "../../runtime/calls/typed.ts";
 import { parseShape, pathText } from "../../runtime/shapes.ts";
-import { fromJSON, type VObject } from "../../runtime/values.ts";
+import { fromJSON, type Value, type VObject } from "../../runtime/values.ts";
 
 const site = { path: "t.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
 
@@ -15,7 +15,12 @@ const fits = (t: Typed, reply: string) => decodeReply(t, reply).ok;
 
 /** The message of the `thrown` a call with `returns` raises before any request, or "accepted". */
 function refusal(returns: unknown): Promise<string> {
-  return prepareTyped(fromJSON(returns), false, site).then(
+  return refusalOf(fromJSON(returns));
+}
+
+/** As refusal, for a value made as it is (one that shares its parts). */
+function refusalOf(returns: Value): Promise<string> {
+  return prepareTyped(returns, false, site).then(
     () => "accepted",
     (e: unknown) => (e as Error).message.replace(/^thrown: /, ""),
   );
@@ -124,6 +129,31 @@ describe("a $ref that loops without reading into the value", () => {
     const t = await typed({ $schema: "x", anyOf: [{ type: "string" }, { type: "array", items: { $ref: "#" } }] });
     expect(t.validate({ value: ["a", ["b", []]] })).toEqual([]);
     expect(await refusal({ $schema: "x", type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } }, required: ["kids"], additionalProperties: false })).toBe("accepted");
+  });
+});
+
+describe("a computed shape too large to be a schema", () => {
+  it("is refused when it shares its parts (2^40 paths), rather than read along every path for ever", async () => {
+    let shape: Value = "string";
+    for (let i = 0; i < 40; i++) shape = new Map([["a", shape], ["b", shape]]);
+    let list: Value = [1];
+    for (let i = 0; i < 40; i++) list = [list, list];
+    const parts = "returns=: a shape has at most 100,000 parts (a part used in several places counts each time)";
+    expect(await refusalOf(shape)).toBe(parts);
+    expect(await refusalOf(new Map<string, Value>([["$schema", "x"], ["const", list]]))).toBe(parts);
+  });
+
+  it("is refused when it nests deeper than 100 levels, where the validator's stack would overflow (it said: a $ref loop)", async () => {
+    const deep = (n: number, leaf: Value, wrap: (x: Value) => Value) => {
+      let x = leaf;
+      for (let i = 0; i < n; i++) x = wrap(x);
+      return x;
+    };
+    const nests = "returns=: a shape nests at most 100 levels of lists and objects";
+    expect(await refusalOf(deep(100_000, "string", (x) => [x]))).toBe(nests);
+    const items = (x: Value): Value => new Map<string, Value>([["type", "array"], ["items", x]]);
+    expect(await refusalOf(new Map<string, Value>([["$schema", "x"], ["type", "array"], ["items", deep(400, new Map([["type", "string"]]), items)]]))).toBe(nests);
+    expect(await refusalOf(deep(99, "string", (x) => [x]))).toBe("accepted");
   });
 });
 
