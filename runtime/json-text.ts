@@ -62,7 +62,16 @@ export function jsonText(v: Value, opts: JsonTextOptions = {}): string {
   const parts: string[] = [];
   let size = 0;
   let over = false;
+  let measured = false;
   const put = (s: string): boolean => {
+    if (!measured && size > MEASURE_AFTER && !opts.cut) {
+      // long already: a value that shares its parts can be measured whole far sooner than written out
+      measured = true;
+      if (leastLength(v, limit) > limit) {
+        over = true;
+        return false;
+      }
+    }
     if (size + s.length > limit) {
       parts.push(s.slice(0, limit - size));
       over = true;
@@ -119,6 +128,38 @@ export function jsonText(v: Value, opts: JsonTextOptions = {}): string {
   const text = chunks.join("");
   if (over && !opts.cut) throw new ValueTooLarge(limit);
   return text;
+}
+
+/** Characters written before the value is measured as a whole (leastLength): text this long is rare enough that one more walk of it (a map entry per list and object) costs little. */
+const MEASURE_AFTER = 1 << 24;
+
+/**
+ * At least how long `v`'s JSON text is (one line, every scalar one character), or a number past `limit` as
+ * soon as it is clear. Each list and object is measured once however many places hold it, so `xs = [xs, xs]`
+ * forty times (2^40 items to write) is measured in forty steps, where writing it stopped only at the limit
+ * after hundreds of millions of items (seconds).
+ */
+function leastLength(v: Value, limit: number): number {
+  const known = new Map<object, number>();
+  const measure = (x: Value): number => {
+    const open = opened(x, false);
+    if (open === null) return typeof x === "string" ? x.length + 2 : 1;
+    const key = x as object;
+    const got = known.get(key);
+    if (got !== undefined) return got;
+    let n = 1 + Math.max(open.items.length, 1); // brackets and commas
+    for (let i = 0; i < open.items.length && n <= limit; i++) {
+      n += measure(open.items[i] as Value) + (open.keys === null ? 0 : open.keys[i]!.length + 3);
+    }
+    known.set(key, n);
+    return n;
+  };
+  try {
+    return measure(v);
+  } catch (err) {
+    if (err instanceof RangeError) return 0; // nested too deep to measure this way: the writing decides
+    throw err;
+  }
 }
 
 /** Pieces joined into one chunk at a time. */

@@ -58,6 +58,24 @@ describe("jsonText", () => {
     expect(() => jsonText([1, 2], { limit: 4 })).toThrow(ValueTooLarge);
   });
 
+  it("measures a value that shares its parts once its text is long, rather than writing it up to the limit (a bare template took ~10 s)", () => {
+    // 2^45 items; reads of items in the top 35 levels are counted (each such item holds 2^10 or more)
+    let reads = 0;
+    let shared: Value = [1];
+    for (let i = 0; i < 45; i++) {
+      shared = [shared, shared];
+      if (i < 10) continue;
+      shared = new Proxy(shared, {
+        get(target, key, receiver) {
+          if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+    }
+    expect(() => jsonText(shared)).toThrow(ValueTooLarge);
+    expect(reads).toBeLessThan(20_000); // written out to the limit: ~87,000
+  });
+
   it("never builds a string past the limit: one long string many times over, or one whose escaped form is six times as long", () => {
     // (joined whole, 8,192 of these pass V8's longest string, whatever the limit; escaped whole, so does this one)
     const long = "a".repeat(2 ** 18);
