@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { closeSync, openSync } from "node:fs";
 import { collect, runCli, spawnCli } from "../support/cli.ts";
-import { programFile } from "../support/program.ts";
+import { programFile, writeProgram } from "../support/program.ts";
 import { asRaise } from "../../runtime/interpreter/frame.ts";
 import { add } from "../../runtime/interpreter/ops.ts";
 import type { Value } from "../../runtime/values.ts";
@@ -74,6 +74,15 @@ x = f(0)
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("recursion limit reached: more than 1000 nested calls (calling f)");
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it("runs a chain of 3,000 imports (each module started from the one importing it overflowed the stack)", async () => {
+    const files: Record<string, string> = { "main.vvm": 'from "./m0.vvm" import v\nexport v\n', "m3000.vvm": "v = 1\nexport v\n" };
+    for (let i = 0; i < 3000; i++) files[`m${i}.vvm`] = `from "./m${i + 1}.vvm" import v\nexport v\n`;
+    const r = await runCli(["run", writeProgram(files).file("main.vvm")]);
+    expect(r.stderr).not.toMatch(/recursion too deep|Maximum call stack/);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ v: 1 });
   });
 
   it("handles lists of a million items", async () => {
