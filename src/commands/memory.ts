@@ -4,6 +4,7 @@
 // the commands that write, who is writing (the user) and how long to wait for the memory's lock.
 import { printable, vvmLine } from "../printable.ts";
 import { statSync } from "node:fs";
+import stringWidth from "string-width";
 import os from "node:os";
 import path from "node:path";
 import { displayPath, EXIT, homeDir, projectDir, UsageError, type CliIO } from "../io.ts";
@@ -189,9 +190,15 @@ export function size(bytes: number | null): string {
   return `${(bytes / 1_000_000).toFixed(1)} MB`;
 }
 
-/** Rows of cells as aligned columns (the last column is not padded). */
+/**
+ * Rows of cells as aligned columns, one line each (the last column is not padded). A cell is shown with its
+ * controls and line breaks escaped and measured as shown: a memory key holding a line break split its row in
+ * two (and `vvm memory ls`, which pairs rows with lines, dropped the last memory), and an escaped or wide one
+ * pushed the columns after it out of line.
+ */
 export function columns(rows: string[][], indent = ""): string {
+  const shown = rows.map((r) => r.map((c) => printable(c, false)));
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ") + "\n").join("");
+  for (const r of shown) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, stringWidth(c))));
+  return shown.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c + " ".repeat(widths[i]! - stringWidth(c)))).join("  ") + "\n").join("");
 }

@@ -293,6 +293,15 @@ describe("vvm memory, on a memory built by real runs", () => {
     await expectRefused(cases, (args) => runCli(["memory", ...args], { cwd: dir }));
   });
 
+  it("ls: one line per memory whatever its key holds, controls and line breaks escaped, columns in line", async () => {
+    const dir = await mkdtemp(path.join(base, "keys-"));
+    const keys = ["a\nb", "plain", "x\u0007y"];
+    await writeFile(path.join(dir, "k.vvm"), 'agent a(model="haiku", prompt="p")\n' + keys.map((k, i) => `x${i} = @{model="haiku", prompt="p", memory={scope: "project", key: ${JSON.stringify(k)}}} \`go\`(1)\nexport x${i}\n`).join(""));
+    ok(await runCli(["run", "k.vvm", "--provider", "sim"], { cwd: dir }));
+    const lines = ok(await runCli(["memory", "ls"], { cwd: dir })).stdout.trimEnd().split("\n");
+    expect(lines.map((l) => l.slice(0, 13))).toEqual(["3 memories in", "  a\\u000ab  0", "  plain     0", "  x\\u0007y  0"]);
+  });
+
   it("other scopes: user under HOME, path relative to the project", async () => {
     const dir = await mkdtemp(path.join(base, "scopes-"));
     const home = path.join(dir, "home");
