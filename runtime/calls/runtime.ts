@@ -156,8 +156,10 @@ export class CallRuntime implements AgentRuntime {
       if (!this.deps.memory) return this.finishCall(base, site, makeError("rejected", "agent memory is not available in this runtime"), 0, 0, loop);
       const query = input === null ? req.task : `${req.task}\n${input}`;
       const opened = await this.deps.memory.open(memoryConfig, { site, agentName: agent.name, model, mode }, signal, query);
-      // An error value from the store (e.g. locked) is the call's result: the model is never called.
-      if (opened instanceof Map) return this.finishCall(base, site, opened, 0, 0, loop);
+      // An error value from the store (e.g. locked) is the call's result: the model is never called. A wait for
+      // the lock that ended because the call was cancelled (a pmap sibling failed, Ctrl-C) is `cancelled`, as
+      // for any call in flight: reported as `locked`, it sent people looking for a lock nobody held for long.
+      if (opened instanceof Map) return this.finishCall(base, site, signal.aborted && errorKind(opened) === "locked" ? cancelledValue() : opened, 0, 0, loop);
       session = opened;
     }
     // memory_search reads this call's own memory, through its session (none in fresh mode)

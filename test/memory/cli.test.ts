@@ -104,6 +104,29 @@ describe("memory through vvm run", () => {
     expect(await digestText(dir, "team:shared")).toBe(entries[5].digest);
   });
 
+  it("a call waiting for the memory lock when its pmap sibling fails is cancelled, not locked", async () => {
+    const dir = await project({
+      "fail.vvm": [
+        'agent clerk(model="haiku", prompt="Count things.", memory={ scope: "project", key: "team:shared" })',
+        'agent other(model="haiku", prompt="Check things.")',
+        "def note(n):",
+        "  if n == 0:",
+        "    @other `Check.`()",
+        '    raise "boom"',
+        "  return @clerk `Record item {n}.`(n)",
+        "out = pmap([0, 1, 2, 3], note)",
+        "export out",
+      ].join("\n"),
+      // item 0 fails after 100 ms, while one clerk call holds the memory lock and two wait for it
+      "fail.yaml": "- { agent: other, delay: 100ms, reply: checked }\n- { agent: clerk, delay: 5s, reply: noted }\n",
+    });
+    const res = await runCli(["run", "fail.vvm", "--script", "fail.yaml", "--trace", "t.jsonl"], { cwd: dir });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/vvm: 4 calls, 3 cancelled \(\d attempts?\)/); // (whether the call holding the lock had begun its attempt)
+    const kinds = (await readFile(path.join(dir, "t.jsonl"), "utf8")).split("\n").filter((l) => l.includes('"type":"call"')).map((l) => (JSON.parse(l) as { error_kind?: string }).error_kind ?? "ok");
+    expect(kinds.sort()).toEqual(["cancelled", "cancelled", "cancelled", "ok"]);
+  });
+
   it("pmap over per-worker keys runs in parallel, then one merge call writes the shared key", async () => {
     const dir = await project();
     // each worker's reply waits until all three workers are in flight (or 5 s pass): if the
