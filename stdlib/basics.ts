@@ -41,7 +41,7 @@ function mode(key: string, v: Value | undefined, site: Site): Value {
 }
 
 /** Longest list range() builds: far beyond any sensible program, well below what exhausts memory. */
-const RANGE_MAX = 50_000_000;
+export const RANGE_MAX = 50_000_000;
 
 export function range(args: Value[], kwargs: Map<string, Value> | null, _it: Value, site: Site): Value {
   const [n] = bindArgs("range", SIGNATURES.range.params, 1, args, kwargs, site);

@@ -2,6 +2,7 @@
 import { thrown, typeName, type CallEnv, type Site, type Value, type VFunction } from "../runtime/values.ts";
 import { apply, bindArgs, needFunction, poll } from "./args.ts";
 import { SIGNATURES } from "./signatures.ts";
+import { RANGE_MAX } from "./basics.ts";
 
 
 export function refine(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
@@ -9,6 +10,9 @@ export function refine(args: Value[], kwargs: Map<string, Value> | null, it: Val
   if (typeof max !== "number" || !Number.isInteger(max) || max < 0) {
     throw thrown(`refine() needs a whole number of at least 0 for 'max', got ${typeName(max ?? null)}`, site);
   }
+  // the reference loop is `for i in range(max)`: past range's cap it raises, and a loop of a quadrillion steps
+  // through functions that cannot suspend never let Ctrl-C in (not even the second one, which kills vvm)
+  if (max > RANGE_MAX) throw thrown(`refine() max ${max} is too large (at most ${RANGE_MAX}, as range())`, site);
   const done = needFunction(doneFn, "refine", "done", site);
   const step = needFunction(stepFn, "refine", "step", site);
   return loop(seed as Value, 0, max, done, step, it, site, env);
