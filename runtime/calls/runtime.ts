@@ -23,7 +23,7 @@ import { errorKind, isErrorValue, makeError, thrown, aTypeName, VvmRaise, type S
 import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/models.ts";
 import { Accounting, usageFields } from "./accounting.ts";
 import { askTyped, prepareTyped } from "./typed.ts";
-import { serializeInput } from "../json-text.ts";
+import { serializeInput, ValueTooLarge } from "../json-text.ts";
 import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
@@ -124,7 +124,7 @@ export class CallRuntime implements AgentRuntime {
     const opts = parseCallOptions(req.options, site);
     const cfg = agent.config;
     // the input as the model reads it: serialised once, for the cost estimate, the recall query and the request
-    const input = req.input === null ? null : serializeInput(req.input);
+    const input = req.input === null ? null : inputText(req.input, site);
     const model = resolveModel(configString(cfg, "model", site) ?? DEFAULT_MODEL, this.deps.models);
     // filesystem state: a call passed refs is told how to read them, and may read this run's bindings
     const runState = this.deps.runState ?? null;
@@ -342,7 +342,7 @@ export class CallRuntime implements AgentRuntime {
     const id = this.nextId++;
     const base = { judge: id, kind, model };
     const started = performance.now();
-    const request = { kind, model, criterion, input: serializeInput(input), labels, site };
+    const request = { kind, model, criterion, input: inputText(input, site), labels, site };
     const over = this.deps.accounting.costs.admit(model, () => criterion.length + request.input.length);
     if (over !== null) {
       // counted, traced and told like any failed judge: the summary's judge count matches the trace's judge events
@@ -561,6 +561,16 @@ function errorValue(err: ProviderError, attempts: number, model: string, turns =
 let toolsModule: Promise<typeof import("../tools/toolbox.ts")> | null = null;
 function loadTools(): Promise<typeof import("../tools/toolbox.ts")> {
   return (toolsModule ??= import("../tools/toolbox.ts"));
+}
+
+/** A call's or a judge's input as sent; one too large to send is `thrown` at the call (not at its statement). */
+function inputText(v: Value, site: Site): string {
+  try {
+    return serializeInput(v);
+  } catch (err) {
+    if (err instanceof ValueTooLarge) throw thrown(`value too large: ${err.message}`, site);
+    throw err;
+  }
 }
 
 function cancelledValue(): VObject {

@@ -130,9 +130,12 @@ export x
     // the preview and the check whether the input holds the value visit each part once; the input itself is too large to send
     const called = await runCli(["run", programFile(`agent w(model="haiku", prompt="x")\n${doubled(40)}ys = [2]\nr = @w \`look at {ys}\`(xs)\nexport r\n`)]);
     expect(called.code).toBe(1);
-    expect(called.stderr).toMatch(/uncaught error at .*:6:1:[\s\S]*value too large: its JSON text would be longer than/);
+    expect(called.stderr).toMatch(/uncaught error at .*:6:5:[\s\S]*value too large: its JSON text would be longer than/);
     expect(called.stderr).not.toMatch(/internal| {4}at /);
-    // (each run writes 256 MiB of JSON before the limit stops it: give a loaded machine time)
+    // at the call or the judge whose input it is, not at the outermost statement around it (the if at 5:1)
+    const judged = await runCli(["run", programFile(`${doubled(40)}ok = false\nif true:\n  ok = ?\`is it big\`(xs)\nexport ok\n`)]);
+    expect(judged.stderr).toMatch(/uncaught error at .*:6:8:[\s\S]*value too large: its JSON text would be longer than/);
+    // (each run writes 16 MiB of JSON before the value is measured whole: give a loaded machine time)
   }, 120_000);
 
   it("an uncaught error value of any size or depth is printed (cut) with its position, never a crash", async () => {
