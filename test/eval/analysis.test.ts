@@ -1,5 +1,6 @@
 // Which functions may suspend: the static analysis that keeps pure code on the synchronous path.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { Analysis } from "../../runtime/interpreter/analysis.ts";
 import { isFunction } from "../../runtime/values.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
@@ -81,5 +82,19 @@ describe("suspension analysis", () => {
       param_call: true,
       shadowed: true,
     });
+  });
+
+  it("judges a chain of 3,000 defs, each calling the next and the last an agent, a few times each, not once per def per pass", async () => {
+    const defs = Array.from({ length: 3000 }, (_, i) => `def f${i}(x):\n  return f${i + 1}(x)\n`).join("");
+    const file = programFile(`agent a(model="haiku")\n${defs}def f3000(x):\n  return @a \`t\`(x)\nexport f0\n`);
+    const judged = vi.spyOn(Analysis.prototype, "block");
+    try {
+      const r = await runWithFakes(file);
+      const f0 = r.outcome.kind === "ok" ? (r.outcome.exports.get("f0") ?? null) : null;
+      expect(isFunction(f0) && f0.isAsync).toBe(true);
+      expect(judged.mock.calls.length).toBeLessThan(20_000); // passes until nothing changed: 4.5 million
+    } finally {
+      judged.mockRestore();
+    }
   });
 });
