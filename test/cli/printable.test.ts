@@ -11,9 +11,9 @@ const dir = useTempDir("vvm-printable-");
 const ESC = "\u001b";
 const OSC_TITLE = `${ESC}]0;PWNED${"\u0007"}`;
 const ERASE = `${ESC}[2K`;
-/** Any C0 control but tab and newline, DEL, C1, or a bidi control. */
+/** Any C0 control but tab and newline, DEL, C1, a line or paragraph separator, or a bidi control. */
 // eslint-disable-next-line no-control-regex -- what the test looks for
-const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]/;
 
 describe("printable", () => {
   it("escapes controls, keeps newlines (or not) and keeps ordinary text", () => {
@@ -22,6 +22,9 @@ describe("printable", () => {
     expect(printable(`x\u009b31m \u202eevil`)).toBe("x\\u009b31m \\u202eevil");
     expect(printable("naïve café — 東京 🙂")).toBe("naïve café — 東京 🙂");
     expect(printableColumns(`ab${ESC}c`)).toBe("ab?c");
+    // the Unicode line and paragraph separators break a line in editors and log viewers
+    expect(printable("a\u2028b\u2029c")).toBe("a\\u2028b\\u2029c");
+    expect(printableColumns('y = "a\u2028b"')).toBe('y = "a?b"');
   });
 });
 
