@@ -278,7 +278,8 @@ describe("agent calls in filesystem state", () => {
     expect(existsSync(path.join(run.dir, "bindings", "b000009.md"))).toBe(false);
   });
 
-  it("a bindings/ swapped for a link during the run takes neither the writes nor a ref's read grant elsewhere", async () => {
+  /** A run with one ref made, and a private folder in the project that a link could point bindings/ at. */
+  async function refBesidePrivateFolder() {
     const dir = project();
     const privateDir = path.join(dir, "private");
     mkdirSync(privateDir);
@@ -286,6 +287,11 @@ describe("agent calls in filesystem state", () => {
     const run = await create(dir);
     const first = harness(toolAsker([], []), { runState: run, programDir: dir });
     const research = await first.rt.call(callReq(agent("researcher"), "Research.", null, {}, { target: "research" }));
+    return { dir, privateDir, run, research };
+  }
+
+  it("a bindings/ swapped for a link during the run takes neither the writes nor a ref's read grant elsewhere", async () => {
+    const { dir, privateDir, run, research } = await refBesidePrivateFolder();
     expect(isRef(research)).toBe(true);
     // what a command an agent ran could do: bindings/ becomes a link to a private folder
     const bindings = path.join(run.dir, "bindings");
@@ -305,13 +311,7 @@ describe("agent calls in filesystem state", () => {
   });
 
   it("a bindings/ swapped for a link while a call passed refs waits for its memory grants nothing there", async () => {
-    const dir = project();
-    const privateDir = path.join(dir, "private");
-    mkdirSync(privateDir);
-    writeFileSync(path.join(privateDir, "id_key.txt"), "PRIVATE KEY MATERIAL\n");
-    const run = await create(dir);
-    const first = harness(toolAsker([], []), { runState: run, programDir: dir });
-    const research = await first.rt.call(callReq(agent("researcher"), "Research.", null, {}, { target: "research" }));
+    const { dir, privateDir, run, research } = await refBesidePrivateFolder();
     // while the call waits for its memory's lock, a command another agent runs makes bindings/ a link
     const memory: MemoryPort = {
       open: async () => {
