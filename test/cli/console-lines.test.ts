@@ -1,12 +1,14 @@
 // What a library prints to the console on its own reaches stderr as vvm's own lines do: prefixed, its control
 // characters escaped, each distinct message once; never stdout, which carries only the command's output.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, ROOT, spawnCli, testEnv } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
 import { startStandin, type Standin } from "../support/standin.ts";
+
+const dir = useTempDir("vvm-console-");
 
 describe("console output of libraries", () => {
   it("goes to stderr with the vvm: prefix, escaped, once per distinct message", () => {
@@ -30,7 +32,6 @@ describe("console output of libraries", () => {
     });
 
     it("is said once for a run of three calls", async () => {
-      const dir = mkdtempSync(path.join(tmpdir(), "vvm-console-"));
       writeFileSync(path.join(dir, "p.vvm"), 'agent a(model="claude-sonnet-4-5")\nxs = [@a `One.`(()), @a `Two.`(()), @a `Three.`(())]\nexport xs\n');
       const r = await collect(spawnCli(["run", "p.vvm", "--provider", "anthropic"], { cwd: dir, env: { ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: standin.url } }));
       expect(r.code, r.stderr).toBe(0);
