@@ -17,6 +17,11 @@ export interface RunContext {
   progress?: ProgressPort;
   /** the program's inputs by name (`vvm run --arg/--input`), bound to the entry module's `input` declarations */
   inputs?: ReadonlyMap<string, Value>;
+  /**
+   * told when the program has computed for a second without letting the event loop turn (deep recursion, a map
+   * over a huge list), when nothing can notice `signal` until it is done; again after each later such stretch
+   */
+  longSync?: () => void;
 }
 
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */

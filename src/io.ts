@@ -21,6 +21,11 @@ export interface CliIO {
    * input). Absent when standard input or stderr is not a terminal: nobody is there to answer.
    */
   ask?: (question: string) => Promise<string | null>;
+  /**
+   * The program has computed for a while without letting the event loop turn, so Ctrl-C cannot stop it
+   * cleanly: until the loop turns again, Ctrl-C ends the process at once. Absent in tests (no process to end).
+   */
+  ctrlCEndsAtOnce?: () => void;
 }
 
 /**

@@ -58,6 +58,19 @@ export async function start(): Promise<void> {
     controller.abort();
   };
   process.on("SIGINT", interrupt);
+  // Node hands a signal to JavaScript only when the event loop turns: while a program computes without a
+  // pause, the handler is taken away, so Ctrl-C ends the process as it would any program (exit 130), and put
+  // back when the loop turns again
+  let listening = true;
+  const ctrlCEndsAtOnce = () => {
+    if (!listening) return;
+    listening = false;
+    process.removeListener("SIGINT", interrupt);
+    setImmediate(() => {
+      listening = true;
+      process.on("SIGINT", interrupt);
+    });
+  };
   // A reader that goes away (`vvm run x.vvm | head`) is not an error of the program: stop writing quietly.
   // Any other failure to write the exports (a full disk) is said on stderr; stderr's own failures can't be.
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
@@ -84,6 +97,7 @@ export async function start(): Promise<void> {
       signal: controller.signal,
       stdin: () => process.stdin,
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
+      ctrlCEndsAtOnce,
     });
   } catch (err) {
     internalError(err);

@@ -36,6 +36,7 @@ import { Interrupted, POLL_MASK, ROOT_ENV } from "../abort.ts";
 import { add, binaryOp, compare, index, member, needBool } from "./ops.ts";
 import type { Scope } from "../../src/resolve/scopes.ts";
 import { Analysis, asyncDefs, resolve, type ModuleNames } from "./analysis.ts";
+import type { SyncWatch } from "./sync-watch.ts";
 
 type SyncE = (f: Frame) => Value;
 type AsyncE = (f: Frame) => Promise<Value>;
@@ -97,6 +98,8 @@ export class ModuleCompiler {
     readonly info: ModuleInfo,
     private readonly ctx: RunContext,
     private readonly builtins: Map<string, VFunction>,
+    /** counts the run's function calls (a long stretch without an await cannot notice Ctrl-C) */
+    readonly watch: SyncWatch,
   ) {
     this.names = { agents: info.layout.agents, builtins: new Set(builtins.keys()) };
     this.moduleScope = info.layout.module;
@@ -1255,6 +1258,7 @@ class UserFunction implements VFunction {
 
   private enter(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env: CallEnv): Frame {
     const c = this.c;
+    this.owner.watch.call();
     const depth = env.depth + 1;
     if (depth > RECURSION_LIMIT) {
       throw thrown(`recursion limit reached: more than ${RECURSION_LIMIT} nested calls (calling ${this.name})`, site);

@@ -8,6 +8,7 @@ import { ModuleCompiler } from "./compile.ts";
 import { Interrupted } from "../abort.ts";
 import { asRaise, type Frame } from "./frame.ts";
 import { AGENT, exportedName, partialExports, UNBOUND } from "./partial-exports.ts";
+import { SyncWatch } from "./sync-watch.ts";
 
 /** What other modules (and the run's output) can see of a module after it ran. */
 interface LoadedModule {
@@ -34,6 +35,7 @@ export async function runProgram(checked: CheckResult, ctx: RunContext): Promise
 
 class Loader {
   private readonly builtins;
+  private readonly watch: SyncWatch;
   private readonly loaded = new Map<string, Promise<LoadedModule>>();
   /** set once the entry module's statements begin: its exports bound so far, for an uncaught raise */
   partial: (() => PartialExports) | null = null;
@@ -43,6 +45,7 @@ class Loader {
     private readonly ctx: RunContext,
   ) {
     this.builtins = createStdlib({ concurrency: ctx.concurrency, progress: ctx.progress });
+    this.watch = new SyncWatch(ctx.longSync);
   }
 
   /** Each module runs exactly once per run, keyed by its canonical path. */
@@ -66,7 +69,7 @@ class Loader {
     await null;
     const info = this.checked.modules.get(path);
     if (!info) throw new Error(`internal: module ${path} was not loaded by the validator`);
-    const mc = new ModuleCompiler(info, this.ctx, this.builtins);
+    const mc = new ModuleCompiler(info, this.ctx, this.builtins, this.watch);
     const f = mc.moduleFrame();
     const body = info.program.body;
 

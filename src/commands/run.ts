@@ -82,6 +82,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
       progress: layer.progress,
       narrator: layer.narrator,
       inputs,
+      longSync: io.ctrlCEndsAtOnce,
     });
     layer.stopProgress();
     observe?.(outcome, layer.script);

@@ -65,4 +65,28 @@ describe("interrupt through the CLI", () => {
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(r.stdout).toBe("");
   });
+
+  it("SIGINT ends `vvm run` at once while a function computes without a pause (exponential recursion)", async () => {
+    // no loop and no call that suspends: the event loop never turns, so no handler could hear the signal
+    const file = programFile(`def f(n):
+  if n == 0:
+    return 1
+  return f(n - 1) + f(n - 1)
+x = f(60)
+export x
+`);
+    const child = spawnCli(["run", file, "--provider", "sim"]);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+    let stdout = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    // the program computes for well over a second before the signal comes
+    await new Promise((r) => setTimeout(r, 2500));
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
+    if (r === null) child.kill("SIGKILL");
+    expect(r).toEqual({ code: null, signal: "SIGINT" });
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(stdout).toBe("");
+  }, 15_000);
 });

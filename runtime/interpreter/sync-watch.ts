@@ -1,0 +1,38 @@
+// A program that computes without awaiting anything (deep recursion, a map over a huge list with a function
+// that cannot suspend) never lets the event loop turn, and Node hands a Ctrl-C to JavaScript only when it
+// turns: not even the second Ctrl-C, which ends vvm at once, is heard. Loops yield now and then (compile.ts
+// `poll`); function calls cannot, so they are counted here, and once a stretch without a turn passes LONG_MS
+// the run's `longSync` hook is told (the CLI then lets Ctrl-C end the process at once, until the loop turns).
+
+/** Calls between two looks at the clock. */
+const MASK = 4095;
+/** A stretch without a turn this long is told. */
+const LONG_MS = 1000;
+
+export class SyncWatch {
+  private calls = 0;
+  /** when the pending turn marker was scheduled; null when none is pending */
+  private since: number | null = null;
+  private told = false;
+
+  constructor(private readonly hook: (() => void) | undefined) {}
+
+  /** One function call. */
+  call(): void {
+    if (this.hook === undefined || (++this.calls & MASK) !== 0) return;
+    const now = performance.now();
+    if (this.since === null) {
+      this.since = now;
+      // runs at the loop's next turn: the stretch is over
+      setImmediate(() => {
+        this.since = null;
+        this.told = false;
+      });
+      return;
+    }
+    if (!this.told && now - this.since > LONG_MS) {
+      this.told = true;
+      this.hook();
+    }
+  }
+}
