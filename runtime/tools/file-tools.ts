@@ -17,6 +17,8 @@ export const LIMITS = {
   readChars: 100_000,
   /** characters of one line read_file shows */
   lineChars: 2000,
+  /** bytes of one line read_file reads looking for its end before it stops reading the file */
+  lineScanBytes: 8 * 2 ** 20,
   /** files list_files names at most */
   listFiles: 1000,
   /** directory entries a walk looks at before it stops */
@@ -74,6 +76,9 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     let more = false; // something after what is shown
     let cutLines = 0;
     let stoppedForChars = false;
+    /** where the line being read began (bytes), and the line number at which a line too long stopped the reading */
+    let lineStart = 0;
+    let endless: number | null = null;
     reading: for (;;) {
       stopIfAborted(signal);
       const bytesRead = pos === 0 ? readSync(fd, buf, 0, buf.length, 0) : await readAt(fd, buf, pos);
@@ -81,6 +86,8 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
       const end = bytesRead < buf.length;
       const chunk = buf.subarray(0, bytesRead);
       if (pos === 0 && chunk.subarray(0, LIMITS.sniffBytes).includes(0)) throw binary(target, st.size);
+      const newline = chunk.lastIndexOf(0x0a);
+      if (newline >= 0) lineStart = pos + newline + 1;
       pos += bytesRead;
       let text: string;
       try {
@@ -112,18 +119,34 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
         chars += line.length + 1;
       }
       if (end) break;
-      // a single line longer than everything we would show: no need to read the rest of it
+      // a single line longer than everything we would show: no need to keep the rest of it
       if (partial.length > LIMITS.readChars + LIMITS.lineChars) {
         partial = cutText(partial, LIMITS.lineChars + 1);
       }
+      // nor to read on for ever looking for its end (a file of one 10 GB line): the line is shown as far as
+      // read, and the reading stops there
+      if (pos - lineStart > LIMITS.lineScanBytes) {
+        lineNo++;
+        endless = lineNo;
+        more = true;
+        if (lineNo >= first && lines.length < limit) {
+          lines.push(cutText(partial, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`);
+          cutLines++;
+        }
+        break;
+      }
     }
     if (st.size === 0) return { text: `(${target.shown} is empty)`, path: target.shown };
+    const endlessNote = endless === null ? null : `line ${endless} of ${target.shown} runs on past ${LIMITS.lineScanBytes / 2 ** 20} MiB (${st.size.toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it (search_files can look further)`;
     if (lines.length === 0) {
+      if (endlessNote !== null) return { text: `(${endlessNote})`, path: target.shown };
       return { text: `(${target.shown} has ${lineNo} line${lineNo === 1 ? "" : "s"}; offset ${first} is past the end)`, path: target.shown };
     }
     const last = first + lines.length - 1;
     const notes: string[] = [];
-    if (more) {
+    if (endlessNote !== null) {
+      notes.push(endlessNote);
+    } else if (more) {
       const why = stoppedForChars ? `the ${LIMITS.readChars.toLocaleString("en")}-character cap` : `limit ${limit}`;
       notes.push(`showing lines ${first}–${last} of ${target.shown} (${st.size.toLocaleString("en")} bytes in all; stopped at ${why}): call read_file with offset=${last + 1} to read on`);
     } else if (first > 1) notes.push(`showing lines ${first}–${last}, the end of ${target.shown}`);

@@ -2,7 +2,7 @@
 // tricks, writes to links and hard links, huge, binary and special files. A tool request is untrusted input.
 import { execFileSync } from "node:child_process";
 import { closeSync, existsSync, openSync, realpathSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
-import { link, mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, stat, symlink, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../runtime/provider.ts";
@@ -422,6 +422,20 @@ describe("awkward files", () => {
     const box = await tools(dir, { read: ["docs/**"] });
     const out = await ok(box, "read_file", { path: "docs/one-line.txt" });
     expect(out).toBe(`${"y".repeat(LIMITS.lineChars)} …[line cut at ${LIMITS.lineChars} characters]\n\n[read_file: 1 line was longer than ${LIMITS.lineChars} characters and is cut]`);
+  });
+
+  it("a line longer than the scan limit stops the reading there: a file of one endless line is not read to its end", async () => {
+    const { dir } = await fixture();
+    const file = path.join(dir, "docs", "endless.txt");
+    await writeFile(file, "a\n" + "z".repeat(LIMITS.lineScanBytes + 1));
+    // then 16 GiB more of the same line (a sparse file: nothing on disk, but reading it to the end takes minutes)
+    await truncate(file, 16 * 2 ** 30);
+    const box = await tools(dir, { read: ["docs/**"] });
+    const note = `line 2 of docs/endless.txt runs on past 8 MiB (${(16 * 2 ** 30).toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it (search_files can look further)`;
+    expect(await ok(box, "read_file", { path: "docs/endless.txt" })).toBe(
+      `a\n${"z".repeat(LIMITS.lineChars)} …[line cut at ${LIMITS.lineChars} characters]\n\n[read_file: ${note}; 1 line was longer than ${LIMITS.lineChars} characters and is cut]`,
+    );
+    expect(await ok(box, "read_file", { path: "docs/endless.txt", offset: 3 })).toBe(`(${note})`);
   });
 
   it("binary files and files that are not UTF-8 are refused with a note", async () => {
