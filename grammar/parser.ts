@@ -1015,8 +1015,9 @@ export class VvmParser extends EmbeddedActionsParser {
           // nothing else in the language makes a non-finite number (arithmetic that overflows raises)
           if (!Number.isFinite(value)) this.report("E001", "number literal too large (the largest is about 1.8e308)", tokenSpan(t));
           // an id such as 12345678901234567890 would silently become 12345678901234567000, as json() and --arg
-          // refuse to let it; an integer a number holds exactly (2^60 = 1152921504606846976) is read as it is
-          else if (!t.image.includes(".") && !Number.isSafeInteger(value) && BigInt(t.image) !== BigInt(value)) {
+          // refuse to let it; an integer a number holds exactly (2^60 = 1152921504606846976), or as vvm prints
+          // one (2^64 is printed 18446744073709552000), is read as it is, as json() and --arg read it
+          else if (!t.image.includes(".") && !Number.isSafeInteger(value) && String(value) !== t.image && BigInt(t.image) !== BigInt(value)) {
             const shown = t.image.length > 40 ? t.image.slice(0, 40) + "…" : t.image;
             this.report("E001", `the integer ${shown} cannot be held exactly (a number holds every integer up to 9007199254740991, and only some beyond); write it as a string`, tokenSpan(t));
           }
