@@ -137,7 +137,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
       }
     }
     if (st.size === 0) return { text: `(${target.shown} is empty)`, path: target.shown };
-    const endlessNote = endless === null ? null : `line ${endless} of ${target.shown} runs on past ${LIMITS.lineScanBytes / 2 ** 20} MiB (${st.size.toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it (search_files can look further)`;
+    const endlessNote = endless === null ? null : `line ${endless} of ${target.shown} runs on past ${LIMITS.lineScanBytes / 2 ** 20} MiB (${st.size.toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it${st.size <= LIMITS.textFileBytes ? " (search_files can look further)" : ""}`;
     if (lines.length === 0) {
       if (endlessNote !== null) return { text: `(${endlessNote})`, path: target.shown };
       return { text: `(${target.shown} has ${lineNo} line${lineNo === 1 ? "" : "s"}; offset ${first} is past the end)`, path: target.shown };

@@ -431,11 +431,24 @@ describe("awkward files", () => {
     // then 16 GiB more of the same line (a sparse file: nothing on disk, but reading it to the end takes minutes)
     await truncate(file, 16 * 2 ** 30);
     const box = await tools(dir, { read: ["docs/**"] });
-    const note = `line 2 of docs/endless.txt runs on past 8 MiB (${(16 * 2 ** 30).toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it (search_files can look further)`;
+    // search_files skips a file this large: the note does not send the model there
+    const note = `line 2 of docs/endless.txt runs on past 8 MiB (${(16 * 2 ** 30).toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it`;
     expect(await ok(box, "read_file", { path: "docs/endless.txt" })).toBe(
       `a\n${"z".repeat(LIMITS.lineChars)} …[line cut at ${LIMITS.lineChars} characters]\n\n[read_file: ${note}; 1 line was longer than ${LIMITS.lineChars} characters and is cut]`,
     );
     expect(await ok(box, "read_file", { path: "docs/endless.txt", offset: 3 })).toBe(`(${note})`);
+  });
+
+  it("a line past the scan limit in a file search_files still searches: the note points there", async () => {
+    const { dir } = await fixture();
+    const size = LIMITS.lineScanBytes + 2 ** 20;
+    expect(size).toBeLessThanOrEqual(LIMITS.textFileBytes);
+    await writeFile(path.join(dir, "docs", "long.txt"), "z".repeat(size - 6) + "\nafter");
+    const box = await tools(dir, { read: ["docs/**"] });
+    expect(await ok(box, "read_file", { path: "docs/long.txt", offset: 2 })).toBe(
+      `(line 1 of docs/long.txt runs on past 8 MiB (${size.toLocaleString("en")} bytes in all), so the reading stopped there: read_file cannot read past it (search_files can look further))`,
+    );
+    expect(await ok(box, "search_files", { query: "^after$", pattern: "docs/**" })).toBe("docs/long.txt:2: after");
   });
 
   it("binary files and files that are not UTF-8 are refused with a note", async () => {
