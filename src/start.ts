@@ -1,6 +1,6 @@
 // Process wiring for the CLI: real streams, Ctrl-C, and the last line of defence against internal bugs.
 import { createInterface } from "node:readline";
-import { format } from "node:util";
+import { format, inspect, type InspectOptions } from "node:util";
 import { main } from "./cli.ts";
 import { EXIT } from "./io.ts";
 import { vvmLine } from "./printable.ts";
@@ -44,6 +44,8 @@ function consoleToStderr(): void {
     process.stderr.write(text.split("\n").map(vvmLine).join(""));
   };
   for (const method of ["log", "info", "warn", "error", "debug", "trace"] as const) console[method] = say;
+  // dir writes to stdout itself rather than through log
+  console.dir = (item: unknown, options?: InspectOptions) => say(inspect(item, options));
 }
 
 export async function start(): Promise<void> {

@@ -22,6 +22,13 @@ describe("console output of libraries", () => {
     expect(r.stderr).not.toContain("\u001b");
   });
 
+  it("console.dir, which Node writes to stdout itself, goes to stderr too", () => {
+    const script = `const { start } = await import(${JSON.stringify(path.join(ROOT, "src/start.ts"))}); queueMicrotask(() => { console.dir({ a: 1 }); }); await start();`;
+    const r = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script, "check", "missing.vvm"], { cwd: ROOT, encoding: "utf8", env: testEnv() });
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("vvm: { a: 1 }\n");
+  });
+
   describe("the SDK's warning about a deprecated model id", () => {
     let standin: Standin;
     beforeAll(async () => {
