@@ -79,6 +79,10 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
     /** where the line being read began (bytes), and the line number at which a line too long stopped the reading */
     let lineStart = 0;
     let endless: number | null = null;
+    const cutLine = (line: string) => {
+      cutLines++;
+      return cutText(line, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`;
+    };
     reading: for (;;) {
       stopIfAborted(signal);
       const bytesRead = pos === 0 ? readSync(fd, buf, 0, buf.length, 0) : await readAt(fd, buf, pos);
@@ -105,11 +109,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
           more = true;
           break reading;
         }
-        let line = raw;
-        if (line.length > LIMITS.lineChars) {
-          line = cutText(line, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`;
-          cutLines++;
-        }
+        const line = raw.length > LIMITS.lineChars ? cutLine(raw) : raw;
         if (chars + line.length + 1 > LIMITS.readChars && lines.length > 0) {
           more = true;
           stoppedForChars = true;
@@ -129,10 +129,7 @@ export async function readFileTool(sb: Sandbox, args: { path: string; offset?: n
         lineNo++;
         endless = lineNo;
         more = true;
-        if (lineNo >= first && lines.length < limit) {
-          lines.push(cutText(partial, LIMITS.lineChars) + ` …[line cut at ${LIMITS.lineChars} characters]`);
-          cutLines++;
-        }
+        if (lineNo >= first && lines.length < limit) lines.push(cutLine(partial));
         break;
       }
     }
