@@ -30,6 +30,9 @@ function ask(question: string, interrupt: () => void): Promise<string | null> {
   });
 }
 
+/** Distinct console messages remembered for saying each once (past that, one may be said again). */
+const MAX_REMEMBERED = 1000;
+
 /**
  * What libraries print to the console on their own (the SDK warns on every request that names a deprecated model
  * id) goes to stderr as vvm's own lines do: prefixed, its control characters escaped, and each distinct message
@@ -39,7 +42,10 @@ function consoleToStderr(): void {
   const said = new Set<string>();
   const say = (...args: unknown[]) => {
     const text = format(...args);
-    if (said.has(text)) return;
+    // a bare console.log() is a library's spacing, not a message
+    if (text.trim() === "" || said.has(text)) return;
+    // a library that logs something new on every request must not grow the set for the whole run
+    if (said.size >= MAX_REMEMBERED) said.clear();
     said.add(text);
     process.stderr.write(text.split("\n").map(vvmLine).join(""));
   };

@@ -12,7 +12,7 @@ const dir = useTempDir("vvm-console-");
 
 describe("console output of libraries", () => {
   it("goes to stderr with the vvm: prefix, escaped, once per distinct message", () => {
-    const noise = 'console.warn("from a library\\nsecond \\u001b[2J line"); console.warn("from a library\\nsecond \\u001b[2J line"); console.log("not for stdout")';
+    const noise = 'console.warn("from a library\\nsecond \\u001b[2J line"); console.warn("from a library\\nsecond \\u001b[2J line"); console.log("not for stdout"); console.log(); console.info("  ")';
     const script = `const { start } = await import(${JSON.stringify(path.join(ROOT, "src/start.ts"))}); queueMicrotask(() => { ${noise} }); await start();`;
     const r = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script, "check", "missing.vvm"], { cwd: ROOT, encoding: "utf8", env: testEnv() });
     expect(r.stdout).toBe("");
@@ -20,6 +20,8 @@ describe("console output of libraries", () => {
     expect(r.stderr.split("from a library").length - 1).toBe(1);
     expect(r.stderr).toContain("vvm: not for stdout\n");
     expect(r.stderr).not.toContain("\u001b");
+    // a bare console.log() is no line at all
+    expect(r.stderr).not.toMatch(/^vvm: *$/m);
   });
 
   it("console.dir, which Node writes to stdout itself, goes to stderr too", () => {
