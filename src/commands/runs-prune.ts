@@ -4,7 +4,7 @@
 import { lstat } from "node:fs/promises";
 import path from "node:path";
 import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
-import { listRuns, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
+import { listRuns, NotRemoved, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable, vvmLine } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
 import { runsCommand, type RunsFlags } from "./runs.ts";
@@ -41,7 +41,7 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
         removeRun(r);
         return true;
       } catch (err) {
-        failed.push(`cannot remove ${r.id} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it may be partly removed`);
+        failed.push(err instanceof NotRemoved ? `cannot remove ${r.id}: ${err.message}` : `cannot remove ${r.id} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it may be partly removed`);
         return false;
       }
     });

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { findRun, listRuns, readBinding, removeRun } from "../../runtime/state/runs.ts";
+import { findRun, listRuns, NotRemoved, readBinding, removeRun } from "../../runtime/state/runs.ts";
 import { useFreshDirs } from "../support/fixtures.ts";
 
 const fresh = useFreshDirs("vvm-runs-links-");
@@ -30,7 +30,7 @@ describe("vvm runs never goes through a link", () => {
     expect(await listRuns(project)).toEqual([]);
     expect(await findRun(project, ID)).toMatch(/^no runs under/);
     // what prune would be handed had it listed one through the link
-    removeRun({ id: ID, dir: path.join(project, ".vvm", "runs", ID), program: null, started: null, updated: null, status: "completed", bindingCount: 0 });
+    expect(() => removeRun({ id: ID, dir: path.join(project, ".vvm", "runs", ID), program: null, started: null, updated: null, status: "completed", bindingCount: 0 })).toThrow(NotRemoved);
     expect(existsSync(path.join(elsewhere, "runs", ID, "bindings", "b000001.md"))).toBe(true);
   });
 
