@@ -17,8 +17,10 @@ export interface RunSummary {
   program: string | null;
   started: string | null;
   updated: string | null;
-  /** as state.md says; null when state.md is missing or unreadable */
+  /** as state.md says; null when state.md is missing or unreadable, or has no Status line */
   status: string | null;
+  /** whether there is a readable state.md (a status of null may be its missing Status line) */
+  stateRead: boolean;
   bindingCount: number;
 }
 
@@ -47,7 +49,7 @@ export async function listRuns(project: string): Promise<RunSummary[]> {
   for (const id of ids) {
     const dir = path.join(root, id);
     const raw = await readState(dir);
-    const info: RunSummary = { id, dir, program: null, started: null, updated: null, status: null, bindingCount: 0 };
+    const info: RunSummary = { id, dir, program: null, started: null, updated: null, status: null, stateRead: raw !== null, bindingCount: 0 };
     if (raw !== null) {
       // the header is the file's first lines
       readHeader(info, raw.subarray(0, HEADER_BYTES).toString("utf8").split("\n"));
@@ -97,8 +99,8 @@ export async function findRun(project: string, idOrPrefix: string): Promise<RunI
 }
 
 export async function readRun(dir: string): Promise<RunInfo> {
-  const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, bindingCount: 0, bindings: [], trace: [] };
   const raw = await readState(dir);
+  const info: RunInfo = { id: path.basename(dir), dir, program: null, started: null, updated: null, status: null, stateRead: raw !== null, bindingCount: 0, bindings: [], trace: [] };
   if (raw === null) return info;
   const lines = raw.toString("utf8").split("\n");
   readHeader(info, lines);

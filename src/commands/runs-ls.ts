@@ -6,7 +6,7 @@ import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
 import { RUNS_DIR } from "../../runtime/state/run-dir.ts";
 import { printable } from "../printable.ts";
 import { columns, shortTime } from "./memory.ts";
-import { runsCommand } from "./runs.ts";
+import { runsCommand, statusOf } from "./runs.ts";
 
 export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
   return runsCommand(io, async () => {
@@ -20,7 +20,7 @@ export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
       else io.stdout.write(`no runs in ${displayPath(root ?? project, io)} (vvm run --state filesystem makes them)\n`);
       return EXIT.ok;
     }
-    const rows = runs.map((r) => [r.id, r.status ?? "(no state.md)", shortTime(r.started), `${r.bindingCount} binding${r.bindingCount === 1 ? "" : "s"}`, r.program ?? "-"]);
+    const rows = runs.map((r) => [r.id, r.status ?? `(${statusOf(r)})`, shortTime(r.started), `${r.bindingCount} binding${r.bindingCount === 1 ? "" : "s"}`, r.program ?? "-"]);
     // state.md is a file anyone can edit: nothing in it reaches the terminal raw
     io.stdout.write(printable(`${runs.length} run${runs.length === 1 ? "" : "s"} in ${displayPath(root!, io)}\n${columns(rows, "  ")}`));
     return EXIT.ok;

@@ -7,7 +7,7 @@ import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { listRuns, NotRemoved, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable, vvmLine } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
-import { runsCommand, type RunsFlags } from "./runs.ts";
+import { runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
 export type PruneFlags = RunsFlags & { keep?: number; olderThan?: string; dryRun?: boolean };
 
@@ -47,7 +47,7 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     });
     const kept = doomed.length - chosen.length;
     const verb = flags.dryRun ? "would remove" : "removed";
-    let out = gone.map((r) => `${verb} ${r.id} (${r.status ?? "no state.md"})\n`).join("");
+    let out = gone.map((r) => `${verb} ${r.id} (${statusOf(r)})\n`).join("");
     out += `${verb} ${gone.length} run${gone.length === 1 ? "" : "s"}${kept > 0 ? `; kept ${kept} still running (updated in the last 24 hours)` : ""}\n`;
     io.stdout.write(printable(out));
     for (const f of failed) io.stderr.write(vvmLine(f));

@@ -2,12 +2,12 @@
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { printable } from "../printable.ts";
 import { columns, shortTime } from "./memory.ts";
-import { runArg, runsCommand, type RunsFlags } from "./runs.ts";
+import { runArg, runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
 export function runsShow(id: string, flags: RunsFlags, io: CliIO): Promise<number> {
   return runsCommand(io, async () => {
     const run = await runArg(id, flags, io);
-    let out = `run ${run.id}: ${run.status ?? "no readable state.md"}\n`;
+    let out = `run ${run.id}: ${statusOf(run)}\n`;
     out += `  directory ${displayPath(run.dir, io)}\n  program   ${run.program ?? "-"}\n  started   ${shortTime(run.started)}\n  updated   ${shortTime(run.updated)}\n`;
     out += `bindings (${run.bindings.length}):\n`;
     out += columns(run.bindings.map((b) => [b.binding, b.name, b.summary]), "  ");

@@ -2,13 +2,16 @@
 // by its id, and failures as one line on stderr with an exit code, never a stack trace.
 import path from "node:path";
 import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
-import { findRun, type RunInfo } from "../../runtime/state/runs.ts";
+import { findRun, type RunInfo, type RunSummary } from "../../runtime/state/runs.ts";
 import { vvmLine } from "../printable.ts";
 
 export interface RunsFlags {
   /** the project directory: where the program (and its .vvm/) is; default the current directory */
   dir?: string;
 }
+
+/** A run's status as state.md says, or why there is none to say. */
+export const statusOf = (r: RunSummary): string => r.status ?? (r.stateRead ? "no Status line in state.md" : "no readable state.md");
 
 /** A run that cannot be found or read: exit 1. */
 export class MissingRun extends Error {}

@@ -165,9 +165,20 @@ describe("vvm runs", () => {
     for (const id of [young, old]) mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
     const r = await runCli(["runs", "prune", "--keep", "0", "--dir", d]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`removed ${old} (no state.md)`);
+    expect(r.stdout).toContain(`removed ${old} (no readable state.md)`);
     expect(r.stdout).toContain("kept 1 still running");
     expect(readdirSync(path.join(d, ".vvm", "runs"))).toEqual([young]);
+  });
+
+  it("a state.md without a Status line is said as such, not as a missing state.md", async () => {
+    const d = mkdtempSync(path.join(tmp, "nostatus-"));
+    const id = "20260101-000000-ffffff";
+    mkdirSync(path.join(d, ".vvm", "runs", id), { recursive: true });
+    writeFileSync(path.join(d, ".vvm", "runs", id, "state.md"), `# VVM Run: ${id}\n\nProgram: p.vvm\nStarted: 2026-01-01T00:00:00Z\n`);
+    expect((await runCli(["runs", "ls", d])).stdout).toMatch(new RegExp(`${id}  \\(no Status line in state\\.md\\)  2026-01-01 00:00:00Z`));
+    expect((await runCli(["runs", "show", id, "--dir", d])).stdout).toMatch(new RegExp(`^run ${id}: no Status line in state\\.md\n`));
+    rmSync(path.join(d, ".vvm", "runs", id, "state.md"));
+    expect((await runCli(["runs", "ls", d])).stdout).toContain(`${id}  (no readable state.md)`);
   });
 
   it("prune never takes a header it cannot read for 1970: the start falls back to the run id, a change to state.md's time", async () => {

@@ -30,7 +30,7 @@ describe("vvm runs never goes through a link", () => {
     expect(await listRuns(project)).toEqual([]);
     expect(await findRun(project, ID)).toMatch(/^no runs under/);
     // what prune would be handed had it listed one through the link
-    expect(() => removeRun({ id: ID, dir: path.join(project, ".vvm", "runs", ID), program: null, started: null, updated: null, status: "completed", bindingCount: 0 })).toThrow(NotRemoved);
+    expect(() => removeRun({ id: ID, dir: path.join(project, ".vvm", "runs", ID), program: null, started: null, updated: null, status: "completed", stateRead: true, bindingCount: 0 })).toThrow(NotRemoved);
     expect(existsSync(path.join(elsewhere, "runs", ID, "bindings", "b000001.md"))).toBe(true);
   });
 
