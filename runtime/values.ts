@@ -204,8 +204,9 @@ class Equality {
     if (fa || isFunction(b) || b instanceof VAgent) {
       throw thrown(fa && a === b ? `cannot compare ${typeName(a)} values` : `cannot compare ${typeName(a)} with ${typeName(b)}`, this.site);
     }
-    if (a === b) return true;
-    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
+    // no shortcut for a list or object compared with itself: one holding a function must raise as a copy of it does
+    // (the pairs remembered below keep a value built of shared parts, `xs = [xs, xs]` again and again, quick)
     if (this.equalPairs.get(a)?.has(b)) return true;
     const start = this.steps;
     if (!this.children(a, b)) return false;

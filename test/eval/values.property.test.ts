@@ -76,7 +76,17 @@ describe("value operators", () => {
     };
     expect(binaryOp("==", shared(1), shared(1), site)).toBe(true);
     expect(binaryOp("!=", shared(1), shared(2), site)).toBe(true);
+    const same = shared(1);
+    expect(binaryOp("==", same, same, site)).toBe(true);
     expect(reads).toBeLessThan(1000);
+  });
+
+  it("a list or object holding a function raises when compared with itself, as a copy of it does", () => {
+    const f = { type: "function", name: "f", params: [], isAsync: false } as unknown as Value;
+    for (const v of [[1, [f]], new Map<string, Value>([["f", f]])] as Value[]) {
+      expect(() => binaryOp("==", v, v, site)).toThrow(VvmRaise);
+      expect(() => binaryOp("!=", v, v, site)).toThrow(VvmRaise);
+    }
   });
 
   it("ordering accepts numbers only", () => {
