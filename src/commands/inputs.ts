@@ -1,7 +1,9 @@
 // Program inputs (spec/inputs.md): `vvm run --input FILE|- --arg name=value` checked against the program's
 // `input` declarations before anything runs, and the list `vvm check` prints.
 import { printable } from "../printable.ts";
-import { createReadStream } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, openSync } from "node:fs";
+import { Socket } from "node:net";
+import type { Readable } from "node:stream";
 import path from "node:path";
 import type { InputDecl } from "../../grammar/ast.ts";
 import { declaredInputs, sourceText } from "../check.ts";
@@ -126,10 +128,28 @@ async function readCapped(chunks: AsyncIterable<Uint8Array> & { destroy?: () => 
   }
 }
 
+/**
+ * A stream of the file. A named pipe (or `<(command)`, a pipe by another name) is opened without waiting for a
+ * writer and read as a pipe, which Ctrl-C can stop: an open that waits holds a thread that even process exit
+ * waits for, so a pipe nobody writes to could not be interrupted at all.
+ */
+function openInput(file: string): Readable {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw Object.assign(new Error("a directory"), { code: "EISDIR" });
+    if (st.isFIFO() || st.isSocket()) return new Socket({ fd, readable: true, writable: false });
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return createReadStream("", { fd });
+}
+
 async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
   let bytes: Uint8Array | null;
   try {
-    bytes = await readCapped(file === "-" ? io.stdin() : createReadStream(path.resolve(io.cwd, file)), io.signal);
+    bytes = await readCapped(file === "-" ? io.stdin() : openInput(path.resolve(io.cwd, file)), io.signal);
   } catch (err) {
     if (err instanceof Interrupted) throw err;
     const code = (err as NodeJS.ErrnoException).code;
