@@ -73,6 +73,7 @@ class Resolver {
     this.collectAgents();
     this.enterScope(this.layout.module);
     this.checkInputNames();
+    this.checkValueImports();
     this.walkBlock(this.program.body, { scope: this.layout.module, atTop: true, inDef: false, inLoop: false });
     const warned = new Set<AgentCall>();
     for (const site of this.pmapSites) {
@@ -201,6 +202,27 @@ class Resolver {
         const what = other.kind === "def" ? "function defined" : "value imported";
         this.report("E022", `input '${name}' has the name of the ${what} at line ${other.span.line}; rename one of them`, first.span);
       }
+    }
+  }
+
+  /**
+   * E021: a value import that a module-level def, or another value import, replaces. Both are bound before
+   * the first statement runs, so the earlier one could never be used. The very same import twice is harmless.
+   */
+  private checkValueImports(): void {
+    const imports = new Map<string, { key: string; span: Span }>();
+    for (const s of this.program.body) {
+      if (s.kind !== "FromImport" || s.isAgent) continue;
+      const alias = s.alias ?? s.name;
+      const span = s.aliasSpan ?? s.nameSpan;
+      const key = `${s.path.value}\0${s.name}`;
+      const first = imports.get(alias);
+      if (!first) imports.set(alias, { key, span });
+      else if (first.key !== key) this.report("E021", `'${alias}' is already imported at line ${first.span.line}; import one of them under another name (as …)`, span);
+    }
+    for (const d of this.layout.module.defs) {
+      const imported = imports.get(d.name);
+      if (imported) this.report("E021", `function '${d.name}' has the name of the value imported at line ${imported.span.line}, which it would replace before the first statement runs; rename one of them`, d.nameSpan);
     }
   }
 
