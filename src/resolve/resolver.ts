@@ -443,7 +443,11 @@ class Resolver {
   private checkExport(t: ExportTarget, ctx: Ctx): void {
     switch (t.kind) {
       case "agent":
-        if (!this.agents.has(t.name)) this.report("E040", `unknown agent '@${t.name}' in export`, t.nameSpan);
+        if (this.agents.has(t.name)) return;
+        // A variable that may hold a derived agent is exported as a value; reading it spares a W030 on top.
+        if (this.useName(t.name, ctx)) {
+          this.report("E040", `'@${t.name}' in export is a variable, not a declared or imported agent: write export ${t.name} (importers write import ${t.name})`, t.nameSpan);
+        } else this.report("E040", `unknown agent '@${t.name}' in export`, t.nameSpan);
         return;
       case "name":
         if (!this.useName(t.name, ctx)) {
