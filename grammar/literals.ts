@@ -1,6 +1,7 @@
-// Decoding of string literals (JSON escapes, E005) and splitting of templates into parts (E052).
+// Decoding of string literals (JSON escapes, E005) and splitting of templates into parts (E052, E010).
 import type { Span, Template, TemplatePart } from "./ast.ts";
 import { diagnostic, type CappedDiagnostics } from "./diagnostics.ts";
+import { RESERVED_WORDS } from "./tokens.ts";
 
 const SIMPLE_ESCAPES: Record<string, string> = {
   "\\": "\\",
@@ -156,8 +157,18 @@ export function parseTemplate(raw: string, origin: Origin, path: string, diags: 
         flush();
         parts.push({ kind: "input", span });
       } else if (PATH.test(inner)) {
-        flush();
-        parts.push({ kind: "path", names: inner.split("."), span });
+        const names = inner.split(".");
+        const first = names[0]!;
+        // Upstream §5.2: a placeholder names a binding, which a reserved word never is (`{it}` is the dialect's
+        // current `it`); only the first name: later ones are member names, such as `{failure.error.kind}`.
+        if (first !== "it" && RESERVED_WORDS.has(first)) {
+          if (diags.wants("E010")) {
+            diags.push(diagnostic("E010", `'${first}' is a reserved word and cannot be used as a placeholder name`, path, pos.span(i + 1, i + 1 + first.length)));
+          }
+        } else {
+          flush();
+          parts.push({ kind: "path", names, span });
+        }
       } else {
         const shown = inner.length > 40 ? inner.slice(0, 40) + "…" : inner;
         if (diags.wants("E052")) {
