@@ -121,6 +121,8 @@ export const errorMessageProvider: IParserErrorMessageProvider = {
         ? `',' or ${describeType(expected)}`
         : describeType(expected);
     const message = `expected ${what}${mismatchContext(expected, ruleName, previous)}, found ${describeToken(actual)}`;
+    // Upstream's EBNF counts a comment as a statement, so a block of only a comment looks complete to its writer.
+    if (expected === Indent) return `${message} (a block needs a statement: write pass for an empty one; a comment is not a statement)`;
     // `import @helper from "./x.vvm"` reads naturally but is not the form: say which one is
     if (ruleName === "skillImport" && actual.tokenType === At) return `${message} (to import an agent, write from "./file.vvm" import @name)`;
     return message;
