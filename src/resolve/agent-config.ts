@@ -130,7 +130,9 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
       if (isNonListLiteral(v)) return [{ at: v, message: "agent 'skills' should be a list of skill names" }];
       return [];
     case "memory":
-      return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }" }] : [];
+      // unit is no memory (the call layer opens none): `.with(memory=())` drops a base agent's memory
+      if (v.kind === "Unit") return [];
+      return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }, or () for none" }] : [];
     case "permissions":
       return permProblems(v);
     case "max_turns":
