@@ -1366,6 +1366,12 @@ function setKw(m: Map<string, Value>, k: string, v: Value, site: Site): void {
 }
 
 function notCallable(v: Value, site: Site): VvmRaise {
+  // an agent is called with @name `task`(input); say so, with its name when it has one that @ can take
+  if (v instanceof VAgent) {
+    return /^[A-Za-z_][A-Za-z0-9_]*$/.test(v.name)
+      ? thrown(`cannot call agent '${v.name}' like a function: write @${v.name} \`task\`(input)`, site)
+      : thrown("cannot call an agent like a function: write @name `task`(input) with an agent's name", site);
+  }
   return thrown(`cannot call ${typeName(v)}: only functions can be called`, site);
 }
 
