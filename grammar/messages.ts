@@ -125,6 +125,8 @@ export const errorMessageProvider: IParserErrorMessageProvider = {
     if (expected === Indent) return `${message} (a block needs a statement: write pass for an empty one; a comment is not a statement)`;
     // `import @helper from "./x.vvm"` reads naturally but is not the form: say which one is
     if (ruleName === "skillImport" && actual.tokenType === At) return `${message} (to import an agent, write from "./file.vvm" import @name)`;
+    // Python's `except ValueError as e:` and bare `except:`: VVM has no error classes; match on kind inside
+    if (ruleName === "exceptClause" && expected === KW.as) return `${message} (except catches every raise: write except as name:)`;
     return message;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {
