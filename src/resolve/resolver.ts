@@ -375,7 +375,11 @@ class Resolver {
         this.walkExpr(s.subject, ctx);
         this.checkTemplate(s.criterion, ctx);
         this.bindCheck(s.binding, s.bindingSpan);
-        for (const o of s.options) this.walkBlock(o.body, inner);
+        for (const [i, o] of s.options.entries()) {
+          // the judge picks a label, and a label picks its first option: a second one with that label never runs
+          if (s.options.findIndex((p) => p.label === o.label) < i) this.report("W022", `option '${o.label}' is given twice in this choose; only the first of them can run`, o.labelSpan);
+          this.walkBlock(o.body, inner);
+        }
         return;
       case "Constrain":
         this.checkConstrain(s.target, s.targetSpan, s.span, ctx);
@@ -527,6 +531,16 @@ class Resolver {
         }
         this.walkExpr(cur, ctx);
         for (let i = rights.length - 1; i >= 0; i--) this.walkExpr(rights[i], ctx);
+        return;
+      }
+      case "Object": {
+        // `{"a": 1, "a": 2}` keeps the last value without a word (pack raises for the same mistake)
+        const keys = new Set<string>();
+        for (const entry of e.entries) {
+          if (keys.has(entry.key)) this.report("W022", `key '${entry.key}' is given twice in this object; the last one is kept`, entry.keySpan);
+          keys.add(entry.key);
+          this.walkExpr(entry.value, ctx);
+        }
         return;
       }
       case "Member":
