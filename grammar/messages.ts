@@ -127,6 +127,8 @@ export const errorMessageProvider: IParserErrorMessageProvider = {
     if (ruleName === "skillImport" && actual.tokenType === At) return `${message} (to import an agent, write from "./file.vvm" import @name)`;
     // Python's `except ValueError as e:` and bare `except:`: VVM has no error classes; match on kind inside
     if (ruleName === "exceptClause" && expected === KW.as) return `${message} (except catches every raise: write except as name:)`;
+    // `lambda: 1` reads `lambda` as a name (it starts a lambda only before a parameter), so the ':' is what fails
+    if (actual.tokenType === Colon && previous.image === "lambda") return `${message} (a lambda takes at least one parameter: lambda x: …)`;
     return message;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {

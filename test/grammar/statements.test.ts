@@ -213,6 +213,8 @@ describe("statement errors", () => {
       ['agent a(model="x" prompt="y")\n', "E001 1:19 expected ',' or ')' to close '(', found name 'prompt'"],
       ["else:\n  pass\n", "E001 1:1 expected a statement, found 'else' (it must follow an if block)"],
       ["x = a.\n", "E001 1:7 expected a name in an expression, found NEWLINE"],
+      // `lambda` before ':' is a name (a lambda needs a parameter), so the ':' is what the parser trips on
+      ["f = lambda: 1\n", "E001 1:11 expected NEWLINE at the end of the statement, found ':' (a lambda takes at least one parameter: lambda x: …)"],
       ["try:\n  pass\nexcept:\n  pass\n", "E001 3:7 expected 'as', found ':' (except catches every raise: write except as name:)"],
       ["try:\n  pass\nexcept ValueError as e:\n  pass\n", "E001 3:8 expected 'as', found name 'ValueError' (except catches every raise: write except as name:)"],
       ['import @helper from "./x.vvm"\n', "E001 1:8 expected a string in a skill import, found '@' (to import an agent, write from \"./file.vvm\" import @name)"],
