@@ -42,6 +42,22 @@ export function cost(f: Fact): number {
   return line + 3;
 }
 
+/**
+ * A fact as the Memory Context may show it: at most MAX_FACT_CHARS, cut between characters, and with any half
+ * of a surrogate pair as U+FFFD. The Messages API refuses a request holding one ("no low surrogate in
+ * string"), and a ledger can: written by hand, or by a release that let a patch's `\ud83d` escape through.
+ */
+function wellFormed(text: string): string {
+  let t = text;
+  if (t.length > MAX_FACT_CHARS) {
+    const end = /[\uD800-\uDBFF]/.test(t[MAX_FACT_CHARS - 1]) ? MAX_FACT_CHARS - 1 : MAX_FACT_CHARS;
+    t = t.slice(0, end) + "…";
+  }
+  return LONE_SURROGATE.test(t) ? t.replace(LONE_SURROGATES, "\ufffd") : t;
+}
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const LONE_SURROGATES = /[\uD800-\uDFFF]/gu;
+
 /** Hits considered per call: enough to fill any budget, few enough to stay well under a millisecond. */
 const MAX_HITS = 200;
 /** Query terms kept from the task and input (the first ones, once each): a long input must not make a search slow. */
@@ -167,7 +183,10 @@ export class FactSearch {
   }
 
   add(added: Fact[]): void {
-    for (const fact of added) this.facts.push(fact.text.length > MAX_FACT_CHARS ? { ...fact, text: fact.text.slice(0, MAX_FACT_CHARS) + "…" } : fact);
+    for (const fact of added) {
+      const text = wellFormed(fact.text);
+      this.facts.push(text !== fact.text ? { ...fact, text } : fact);
+    }
   }
 
   /** Index the facts added since the last search (and weigh them: only a search needs the weights). */

@@ -88,6 +88,8 @@ describe("parsePatch", () => {
     [JSON.stringify({ digest: "\ufeff---\nread_only: true\n---\nmine now" }), /must not begin with front matter/],
     [JSON.stringify({ digest: "---\nkey: [unclosed\n---\nnotes" }), /would leave digest.md unusable: digest.md front matter is not valid YAML/],
     [JSON.stringify({ digest: "a\0b" }), /NUL/],
+    ['{"digest": "half \\ud83d"}', /"digest" contains an unpaired surrogate/],
+    ['{"retain": ["\\ude00 low half"]}', /retain\[0\] contains an unpaired surrogate/],
   ])("rejects %s", (body, reason) => {
     const r = ok(body);
     expect(r.ok).toBe(false);

@@ -119,6 +119,13 @@ describe("facts a hand-edited ledger can hold", () => {
     expect(texts(r)).toContain("B three");
   });
 
+  it("a fact never carries half a surrogate pair into the Memory Context (the API refuses such a request): not from the ledger, not from the cut", () => {
+    const all = ["W emoji \ud83d cut", "W " + "x".repeat(MAX_FACT_CHARS - 3) + "\u{1F600} after"];
+    const r = recall(searchOver(all), "", 8000, "recent", 0.5);
+    for (const f of r.shown) expect(factLine(f)).not.toMatch(/[\uD800-\uDFFF]/u);
+    expect(texts(r)[0]).toBe("W emoji \ufffd cut");
+  });
+
   it("a query of megabytes reads only its beginning", () => {
     const all = history({ 4: "W @Acme pays by transfer" });
     const r = recall(searchOver(all), "@Acme " + "@a. ".repeat(2_000_000), 400, "relevant", 0);

@@ -152,6 +152,19 @@ describe("rejected patches", () => {
     expect(raw).not.toContain("ddddd");
     expect(warnings.some((w) => w.includes("patch rejected, memory unchanged"))).toBe(true);
   });
+
+  it("an unpaired surrogate (half an emoji, as JSON escapes allow) is refused: it would reach every later request, which the API refuses as invalid JSON", async () => {
+    const { store } = makeStore(dir);
+    await call(store, "k", patchReply('{"digest": "mood \\ud83d", "retain": ["W fact \\ude00 half"]}'));
+    const last = (await ledger(dir, "k")).entries.at(-1)!;
+    expect(last.kind).toBe("rejected");
+    expect(last.reason).toMatch(/"digest" contains an unpaired surrogate/);
+    await call(store, "k", patchReply('{"retain": ["ok", "W fact \\ude00 half"]}'));
+    expect((await ledger(dir, "k")).entries.at(-1)!.reason).toMatch(/retain\[1\] contains an unpaired surrogate/);
+    const next = await session(store, "k", "dry_run");
+    expect(next.context).not.toMatch(/[\uD800-\uDFFF]/u);
+    await next.release();
+  });
 });
 
 describe("dry_run and fresh", () => {
