@@ -124,9 +124,16 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
       say(`${e.message}; not read (a memory file must be a regular file with one name, never a link)`);
       return EXIT.missing;
     }
+    if (e?.code === "ENOTDIR" && e.path) {
+      // a --path (or a folder above it) that is a file: named as a run names it
+      say(`cannot read the memory: ${path.dirname(e.path)}, or a folder on the way to it, is a file, not a directory`);
+      return EXIT.missing;
+    }
     if (typeof e?.code === "string") {
-      // a file system error (EACCES, EIO, a link refused): said with the file's name only
-      say(`cannot read the memory (${e.code}${e.path ? `, ${path.basename(e.path)}` : ""}: ${e.message.split("\n")[0]})`);
+      // a file system error (EACCES, EIO, a link refused): said with the file's name only (Node's message, "EACCES:
+      // permission denied, open '<whole path>'", is cut to what went wrong)
+      const what = /^[A-Z0-9_]+: ([^,\n]+)/.exec(e.message)?.[1];
+      say(`cannot read the memory (${e.code}${what !== undefined ? `: ${what}` : ""}${e.path ? `, ${path.basename(e.path)}` : ""})`);
       return EXIT.missing;
     }
     throw err;

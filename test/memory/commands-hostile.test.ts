@@ -53,6 +53,15 @@ describe("vvm memory on hostile memories", () => {
     expect(shown.stdout).toContain("\\u001b]0;PWNED\\u0007");
   });
 
+  it("a --path that is a file is named in words, as a run names it, not as Node's realpath error", async () => {
+    const dir = path.join(base, "pathfile");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "notes"), "x");
+    const r = await runCli(["memory", "show", "k", "--scope", "path", "--path", "notes"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`vvm: cannot read the memory: ${path.join(dir, "notes")}, or a folder on the way to it, is a file, not a directory\n`);
+  });
+
   it("log lists a ledger of 150,000 entries (no spread of every line into one call)", async () => {
     const dir = await memory("long", Array.from({ length: 150_000 }, (_, i) => patchLine(i + 1, [])));
     const r = await runCli(["memory", "log", "k"], { cwd: dir });
