@@ -78,7 +78,8 @@ export function selectFacts(all: RetainedFact[], req: ForgetRequest): { targets:
     if (hits.length === 0) missing.push(`no retained fact contains ${JSON.stringify(req.match)}`);
     for (const f of hits) chosen.add(f);
   }
-  return { targets: all.filter((f) => chosen.has(f)), missing };
+  // `--fact 4 --fact 4` names one missing fact, said once
+  return { targets: all.filter((f) => chosen.has(f)), missing: [...new Set(missing)] };
 }
 
 /** Ledger fields that are structure, never text a purge looks into (the digest hashes are renamed, below). */

@@ -8,6 +8,7 @@ import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 import { toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
+import { selectFacts } from "../../runtime/memory/forget.ts";
 import { block, busyRun, expectRefused, noStack, ok, program, scriptFor } from "./projects.ts";
 import { ledger, makeStore, memDir, patchReply, session } from "./helpers.ts";
 
@@ -572,5 +573,13 @@ describe("ledgers with the new kinds", () => {
     // the fact retained again by entry 7 is a new fact: forgetting entry 3's did not forget it
     expect(JSON.parse(ok(await memory(dir, "show", KEY, "--json")).stdout).facts.shown.map((f: { seq: number }) => f.seq)).toEqual([1, 1, 2, 2, 7]);
     expect(ok(await memory(dir, "log", KEY, "--kind", "forget")).stdout).toMatch(/^\[5\] forget .*forgot 1 fact: #3:0\n$/);
+  });
+});
+
+describe("forget's selection", () => {
+  it("names a fact that is not there once, however often the command line names it", () => {
+    const all = [{ seq: 1, index: 0, ts: "t", text: "W one", forgotten: false }];
+    const { missing } = selectFacts(all, { facts: [{ seq: 4, index: null }, { seq: 4, index: null }, { seq: 1, index: 3 }, { seq: 1, index: 3 }], match: null });
+    expect(missing).toEqual(["entry 4 retained no fact", "entry 1 has no retained fact 3"]);
   });
 });
