@@ -11,15 +11,18 @@ export function cutText(s: string, max: number): string {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** Whether `s` holds half a surrogate pair (which UTF-8 cannot hold, and the Messages API refuses). */
+export function hasLoneSurrogate(s: string): boolean {
+  LONE_SURROGATE.lastIndex = 0;
+  return LONE_SURROGATE.test(s);
+}
+
 /**
  * `v` (a request body: plain objects, arrays, strings) with every unpaired surrogate in its strings replaced
  * by U+FFFD. Parts with nothing to repair are returned as they are, so the usual request is not copied.
  */
 export function wellFormed<T>(v: T): T {
-  if (typeof v === "string") {
-    LONE_SURROGATE.lastIndex = 0;
-    return (LONE_SURROGATE.test(v) ? v.replace(LONE_SURROGATE, "\uFFFD") : v) as T;
-  }
+  if (typeof v === "string") return (hasLoneSurrogate(v) ? v.replace(LONE_SURROGATE, "\uFFFD") : v) as T;
   if (Array.isArray(v)) {
     let out: unknown[] | null = null;
     v.forEach((x, i) => {

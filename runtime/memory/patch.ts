@@ -4,18 +4,13 @@
 // a cloned repository or a model's patch, and js-yaml stops nesting at 100 levels before its recursion
 // goes deep, where the yaml package recurses until the stack runs out (about 800 levels)
 import { CORE_SCHEMA, load } from "js-yaml";
+import { hasLoneSurrogate } from "../text.ts";
 
 export const DEFAULT_DIGEST_LIMIT = 12_000;
 export const MAX_RETAIN_ITEMS = 20;
 export const MAX_RETAIN_CHARS = 500;
 /** A front-matter `digest_limit` may lower or raise the default, never beyond this. */
 const MAX_DIGEST_LIMIT = 100_000;
-/**
- * Half a surrogate pair, which a JSON escape (`\ud83d`) can spell. UTF-8 cannot hold it (digest.md would get
- * U+FFFD while the ledger kept the escape), and a fact holding one would reach every later request of the
- * memory, which the Messages API refuses as invalid JSON ("no low surrogate in string").
- */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 export interface Extracted {
   /** the reply with every vvm-memory block removed */
@@ -129,7 +124,9 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     if (typeof d !== "string") return { ok: false, reason: `"digest" must be a string, got ${jsonType(d)}` };
     if (d.length > digestLimit) return { ok: false, reason: `"digest" is ${d.length} characters; the limit is ${digestLimit}` };
     if (d.includes("\0")) return { ok: false, reason: `"digest" contains a NUL character` };
-    if (LONE_SURROGATE.test(d)) return { ok: false, reason: `"digest" contains an unpaired surrogate (half of a character such as an emoji)` };
+    // half a surrogate pair, which a JSON escape (`\ud83d`) can spell: UTF-8 cannot hold it, so digest.md would get
+    // U+FFFD while the ledger kept the escape
+    if (hasLoneSurrogate(d)) return { ok: false, reason: `"digest" contains an unpaired surrogate (half of a character such as an emoji)` };
     // Judged exactly as digest.md is read (a BOM dropped first): a settings block is refused, while a
     // Markdown rule or a title between two rules is ordinary text the model may write back.
     const judged = parseDigest(Buffer.from(d, "utf8"));
@@ -148,7 +145,7 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
       if (item.trim() === "") return { ok: false, reason: `retain[${i}] is empty` };
       if (item.length > MAX_RETAIN_CHARS) return { ok: false, reason: `retain[${i}] is ${item.length} characters; the limit is ${MAX_RETAIN_CHARS}` };
       if (item.includes("\0")) return { ok: false, reason: `retain[${i}] contains a NUL character` };
-      if (LONE_SURROGATE.test(item)) return { ok: false, reason: `retain[${i}] contains an unpaired surrogate (half of a character such as an emoji)` };
+      if (hasLoneSurrogate(item)) return { ok: false, reason: `retain[${i}] contains an unpaired surrogate (half of a character such as an emoji)` };
     }
     patch.retain = r as string[];
   }

@@ -3,6 +3,7 @@
 // (minisearch), so an old fact comes back when it matters. spec/memory.md §3 "Recall".
 import MiniSearch from "minisearch";
 import type { RecallMode } from "./patch.ts";
+import { cutText, wellFormed } from "../text.ts";
 
 /** One retained fact: the ledger entry it came with (`seq`, `ts`) and its place in that entry's `retain`. */
 export interface Fact {
@@ -44,19 +45,12 @@ export function cost(f: Fact): number {
 
 /**
  * A fact as the Memory Context may show it: at most MAX_FACT_CHARS, cut between characters, and with any half
- * of a surrogate pair as U+FFFD. The Messages API refuses a request holding one ("no low surrogate in
- * string"), and a ledger can: written by hand, or by a release that let a patch's `\ud83d` escape through.
+ * of a surrogate pair as U+FFFD, which a ledger written by hand (or by a release that let a patch's `\ud83d`
+ * escape through) can hold.
  */
-function wellFormed(text: string): string {
-  let t = text;
-  if (t.length > MAX_FACT_CHARS) {
-    const end = /[\uD800-\uDBFF]/.test(t[MAX_FACT_CHARS - 1]) ? MAX_FACT_CHARS - 1 : MAX_FACT_CHARS;
-    t = t.slice(0, end) + "…";
-  }
-  return LONE_SURROGATE.test(t) ? t.replace(LONE_SURROGATES, "\ufffd") : t;
+function shownText(text: string): string {
+  return wellFormed(text.length > MAX_FACT_CHARS ? cutText(text, MAX_FACT_CHARS) + "…" : text);
 }
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const LONE_SURROGATES = /[\uD800-\uDFFF]/gu;
 
 /** Hits considered per call: enough to fill any budget, few enough to stay well under a millisecond. */
 const MAX_HITS = 200;
@@ -184,7 +178,7 @@ export class FactSearch {
 
   add(added: Fact[]): void {
     for (const fact of added) {
-      const text = wellFormed(fact.text);
+      const text = shownText(fact.text);
       this.facts.push(text !== fact.text ? { ...fact, text } : fact);
     }
   }
