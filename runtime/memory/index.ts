@@ -44,7 +44,7 @@ export type MemoryStore = MemoryPort & { close(): Promise<void> };
 export const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.stringify(loc.key)}`;
 
 /** "held by pid 123 on host since 12:03:01", as far as the lock file says. */
-function heldBy(h: Holder | null): string {
+export function heldBy(h: Holder | null): string {
   if (h === null) return "holder unknown";
   const since = h.since !== null && !Number.isNaN(Date.parse(h.since)) ? ` since ${new Date(h.since).toLocaleTimeString("en-GB")}` : "";
   return `held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${since}`;

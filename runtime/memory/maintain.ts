@@ -9,7 +9,7 @@ import { examine, findingId, type Examination, type Finding } from "./doctor.ts"
 import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forget.ts";
 import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { label, openLocked, storeShared } from "./index.ts";
+import { heldBy, label, openLocked, storeShared } from "./index.ts";
 import { memoryFiles } from "./inspect.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
@@ -174,10 +174,21 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
   const real = await realDirOf(loc);
   const itself = await fs.inspect(loc.dir);
   if (itself?.type !== "dir") throw new ToolError(`${label(loc)}: ${loc.dir} is a symbolic link, not the memory's own directory; remove the link by hand (rm never follows one)`, "refused");
-  const got = await acquire(loc.dir, o.lockTimeoutMs, Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), o.signal, () => o.warn(`${label(loc)}: waiting for the memory lock`));
+  const got = await acquire(loc.dir, o.lockTimeoutMs, Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), o.signal, (holder) => o.warn(`${label(loc)}: waiting for the memory lock (${heldBy(holder)})`));
   if (!got.ok) {
-    if (got.reason === "error") throw new ToolError(`${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`, "refused");
-    throw new ToolError(`${label(loc)} is in use by another call or process; gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)`, "locked");
+    switch (got.reason) {
+      case "error":
+        throw new ToolError(`${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`, "refused");
+      case "aborted":
+        // as restore, forget and doctor --fix say it (openLocked): a Ctrl-C is not a lock held too long
+        throw new ToolError(`${label(loc)}: interrupted while waiting for its lock; nothing removed`, "locked");
+      case "timeout":
+        throw new ToolError(`${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)`, "locked");
+      default: {
+        const never: never = got;
+        return never;
+      }
+    }
   }
   const removed: Removed = { files: [], bytes: 0, reused: false };
   try {

@@ -117,7 +117,8 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
     }
     if (err instanceof MissingMemory || err instanceof InspectError || err instanceof ToolError) {
       say(err.message);
-      return EXIT.missing;
+      // a Ctrl-C (while waiting for the lock, say) stops the command: an interruption, not a refusal
+      return io.signal.aborted ? EXIT.interrupted : EXIT.missing;
     }
     const e = err as NodeJS.ErrnoException | null;
     if (e?.code === NOT_REGULAR) {

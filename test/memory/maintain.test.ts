@@ -152,6 +152,14 @@ describe("vvm memory restore", () => {
     const res = await memory(dir, "restore", KEY, "1", "--lock-timeout", "300ms");
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments" is in use by another call or process \(held by pid \d+ .*\); gave up after waiting 300 ms \(--lock-timeout\)\n$/);
+    // a Ctrl-C while waiting stops the command: exit 130, as for any interruption, not 1 as for a refusal
+    for (const args of [["restore", KEY, "1"], ["forget", KEY, "--match", "VND"], ["rm", KEY, "--yes"]]) {
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 150);
+      const interrupted = await runCli(["memory", ...args], { cwd: dir, signal: stop.signal });
+      expect(interrupted.code).toBe(130);
+      expect(interrupted.stderr).toMatch(/^vvm: memory project:"oncall:payments": interrupted while waiting for its lock(; nothing removed)?\n$/);
+    }
     const waiting = memory(dir, "restore", KEY, "1");
     await new Promise((r) => setTimeout(r, 100));
     await held.complete(patchReply({ retain: ["a fact from the call that held the lock"] }));
@@ -423,7 +431,8 @@ describe("vvm memory rm", () => {
     const held = await session(store, KEY);
     const busy = await memory(dir, "rm", KEY, "--yes", "--lock-timeout", "200ms");
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toMatch(/is in use by another call or process; gave up after waiting 200 ms/);
+    // who holds it, as restore, forget and a call say it
+    expect(busy.stderr).toMatch(/^vvm: memory project:"oncall:payments" is in use by another call or process \(held by pid \d+ .*\); gave up after waiting 200 ms/);
     await held.release();
 
     ok(await memory(dir, "rm", KEY, "--yes"));
