@@ -114,7 +114,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
         .choices(["auto", "anthropic", "sim", "script"])
         .default("auto"),
     )
-    .option("--script <file>", "scripted replies (YAML or JSON) for the script provider; implies --provider script")
+    .option("--script <file>", "scripted replies (YAML or JSON) for the script provider; implies --provider script", nonBlank)
     .option("--strict-script", "with --script: a call no rule answers is an error (not the simulator's answer), and unused rules are listed")
     .option("--concurrency <n>", "items each pmap runs at once (nested pmaps multiply)", positiveInt, 8)
     .option("--judge-model <model>", "model for predicates, semantic cases, choose and require", nonBlank, "haiku")

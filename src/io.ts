@@ -66,6 +66,8 @@ export function homeDir(io: CliIO): string {
 export function projectDir(dir: string | undefined, io: CliIO, shown = dir): string {
   const abs = path.resolve(io.cwd, dir ?? ".");
   if (dir === undefined) return abs;
+  // an empty name (an unset shell variable) would be the working directory, a project never named
+  if (dir.trim() === "") throw new UsageError(`${shown ? `${shown}: ` : ""}an empty folder name: name the project directory, or leave it out for the current one`);
   let isFolder = false;
   try {
     isFolder = statSync(abs).isDirectory();

@@ -77,6 +77,11 @@ export function strictRefusal(result: CheckResult): string | null {
 
 /** Resolve the program path, or say why it cannot be read. */
 export async function resolveProgramFile(file: string, io: CliIO): Promise<string | null> {
+  if (file.trim() === "") {
+    // resolved, an empty name is the working directory: ": not a file" named neither
+    io.stderr.write(vvmLine("an empty file name: name the .vvm program"));
+    return null;
+  }
   const abs = path.resolve(io.cwd, file);
   try {
     const st = await stat(abs);

@@ -21,6 +21,11 @@ const NOT_SEARCHED = new Set([".vvm", ".git", "node_modules"]);
 export async function testCommand(paths: string[], flags: TestFlags, io: CliIO): Promise<number> {
   const files: string[] = [];
   for (const p of paths.length > 0 ? paths : ["."]) {
+    if (p.trim() === "") {
+      // an unset shell variable: resolved, it would be the working directory, and run every test under it
+      io.stderr.write(vvmLine("an empty path: name a test file or folder, or none for the current directory"));
+      return EXIT.usage;
+    }
     const abs = path.resolve(io.cwd, p);
     let isDir: boolean;
     try {

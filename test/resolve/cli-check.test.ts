@@ -103,7 +103,11 @@ describe("vvm check", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/\(default: 60s\)/);
     expect(help.stderr).toBe("");
-    for (const flag of ["--judge-model", "--trace"]) {
+    // an empty --script was read as the working directory (": a directory, not a file")
+    for (const cmd of ["check", "run"]) {
+      expect(await runCli([cmd, ""], {})).toMatchObject({ code: 64, stdout: "", stderr: "vvm: an empty file name: name the .vvm program\n" });
+    }
+    for (const flag of ["--judge-model", "--trace", "--script"]) {
       const blank = await runCli(["run", flag, " ", "x.vvm"], {});
       expect(blank.code).toBe(64);
       expect(blank.stderr).toContain("expected a value, got an empty one");

@@ -382,6 +382,9 @@ describe("vvm test", () => {
     expect([hostile.code, hostile.stderr]).toEqual([64, "vvm: x\\u001b[2Jy.test.yaml: no such file or folder\n"]);
     const none = await runCli(["test"], { cwd: p.dir });
     expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
+    // an empty path (an unset shell variable) is not the working directory
+    const empty = await runCli(["test", ""], { cwd: p.dir });
+    expect([empty.code, empty.stderr, empty.stdout]).toEqual([64, "vvm: an empty path: name a test file or folder, or none for the current directory\n", ""]);
   });
 
   it("a test file named on the command line must end in .test.yaml or .test.yml: --update never writes over it", async () => {

@@ -140,6 +140,9 @@ describe("vvm runs", () => {
     for (const args of [["runs", "show", ""], ["runs", "cat", " ", "notes"]]) {
       expect(await runCli(args, { cwd: dir })).toMatchObject({ code: 64, stdout: "", stderr: "vvm: give a run id, or the start of one (vvm runs ls lists them)\n" });
     }
+    // an empty binding name, or an empty DIR (an unset shell variable), names nothing: not the working directory
+    expect(await runCli(["runs", "cat", ids[0]!, ""], { cwd: dir })).toMatchObject({ code: 64, stdout: "", stderr: `vvm: give a binding's name or id (vvm runs show ${ids[0]} lists them)\n` });
+    expect(await runCli(["runs", "ls", ""], { cwd: dir })).toMatchObject({ code: 64, stdout: "", stderr: "vvm: an empty folder name: name the project directory, or leave it out for the current one\n" });
     const missing = path.join(tmp, "nothere");
     for (const args of [["runs", "ls", missing], ["runs", "prune", "--keep", "0", "--dir", missing], ["runs", "show", ids[0]!, "--dir", missing]]) {
       expect(await runCli(args), args.join(" ")).toMatchObject({ code: 64, stdout: "", stderr: `vvm: ${missing}: no such folder\n` });
