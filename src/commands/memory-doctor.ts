@@ -8,7 +8,7 @@ import type { Finding } from "../../runtime/memory/doctor.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
-import { emit, existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, readingWhole, toolOptions, where, type WriteFlags } from "./memory.ts";
 
 export type DoctorFlags = WriteFlags & { fix?: boolean };
 
@@ -68,6 +68,8 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     const fix = flags.fix === true;
     if (key !== undefined) {
       const loc = await existing(key, flags, io);
+      // --fix writes under the lock: a Ctrl-C then stops it cleanly, never at once
+      if (!fix) readingWhole(io);
       const r = report(await doctorMemory(loc, fix, opts), true, io);
       emit(io, flags, r.json, r.text);
       return r.healthy ? EXIT.ok : EXIT.missing;
@@ -86,6 +88,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       const dir = path.join(w.root, name);
       const k = await keyOf(name, dir);
       const loc: MemoryLocation = { scope: w.scope, key: k ?? name, root: w.root, dir };
+      if (!fix) readingWhole(io);
       try {
         // a memory whose key is unknown is examined, never fixed: meta.json would be written with a wrong key
         reports.push(report(await doctorMemory(loc, fix && k !== null, opts), k !== null, io));

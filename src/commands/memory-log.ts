@@ -6,7 +6,7 @@ import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { readLog, type LogLine } from "../../runtime/memory/history.ts";
 import { callProvenance, ENTRY_KINDS, forgottenBy, toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
 import { exactDuration } from "../../runtime/duration.ts";
-import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
 
 export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: string; agent?: string };
 
@@ -113,6 +113,7 @@ export function memoryLog(key: string, flags: LogFlags, io: CliIO): Promise<numb
       since: flags.since !== undefined ? sinceTime(flags.since, Date.now()) : undefined,
     };
     const loc = await existing(key, flags, io);
+    readingWhole(io);
     const log = await readLog(nodeFs, path.join(loc.dir, "ledger.jsonl"), query);
     const lines = log?.lines ?? [];
     const json = {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { searchLedger, type Hit } from "../../runtime/memory/history.ts";
-import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
 
 export type SearchFlags = WhereFlags & { limit: number };
 
@@ -17,6 +17,7 @@ export function memorySearch(key: string, query: string, flags: SearchFlags, io:
   return memoryCommand(io, async () => {
     if (query.trim() === "") throw new UsageError("the query is empty: give the words to look for");
     const loc = await existing(key, flags, io);
+    readingWhole(io);
     const found = await searchLedger(nodeFs, path.join(loc.dir, "ledger.jsonl"), query, flags.limit);
     const hits = found?.hits ?? [];
     const json = {

@@ -14,6 +14,7 @@ import { BindingError, memoryRoot, resolveBinding, verifyContainment, type Memor
 import { ToolError } from "../../runtime/memory/tool-error.ts";
 import type { ToolOptions } from "../../runtime/memory/maintain.ts";
 import { obj } from "../../runtime/values.ts";
+import { Interrupted } from "../../runtime/abort.ts";
 
 /** The options every `vvm memory` command takes. */
 export interface WhereFlags {
@@ -111,6 +112,10 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
   } catch (err) {
     // messages quote keys, paths, lock holders and ledger text, all of which a memory directory decides
     const say = (line: string) => io.stderr.write(vvmLine(line));
+    if (err instanceof Interrupted) {
+      say("interrupted");
+      return EXIT.interrupted;
+    }
     if (err instanceof UsageError) {
       say(err.message);
       return EXIT.usage;
@@ -139,6 +144,17 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
     }
     throw err;
   }
+}
+
+/**
+ * Right before a command that only reads goes through a whole ledger (and ranks it, for search): the store
+ * reads with synchronous calls, so the event loop does not turn until the answer is printed, and a Ctrl-C
+ * was heard only then, if at all (the whole answer, exit 0). Nothing is held and nothing written, so a Ctrl-C
+ * that came before stops the command here, and one that comes during it ends the process at once.
+ */
+export function readingWhole(io: CliIO): void {
+  if (io.signal.aborted) throw new Interrupted();
+  io.ctrlCEndsAtOnce?.();
 }
 
 /** The options of the commands that write. */

@@ -1,0 +1,59 @@
+// Ctrl-C during `vvm memory log | search | history | diff | show | doctor` on a long ledger. The store reads
+// with synchronous calls, so the event loop does not turn while a whole ledger is read (and, for search,
+// ranked): a SIGINT was heard only once the whole answer was printed, and the command exited 0. A Ctrl-C
+// that came before the reading stops the command with exit 130; one during it ends the process at once.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, spawnCli } from "../support/cli.ts";
+import { useTempDir } from "../support/fixtures.ts";
+import { sha256 } from "../../runtime/memory/keys.ts";
+
+const base = useTempDir("vvm-mem-int-");
+
+/** A memory `big` whose ledger holds `n` facts of 40 words each (about 460 bytes a line). */
+function bigMemory(n: number): string {
+  const dir = path.join(base, `p-${n}`);
+  const mem = path.join(dir, ".vvm", "memory", "k-big");
+  mkdirSync(mem, { recursive: true });
+  const empty = sha256("");
+  const lines: string[] = [];
+  let w = 1;
+  for (let seq = 1; seq <= n; seq++) {
+    const words: string[] = [];
+    for (let j = 0; j < 40; j++) words.push("w" + ((w = (w * 48271) % 2147483647) % 50000).toString(36));
+    lines.push(JSON.stringify({ v: 1, ts: "2026-01-01T00:00:00Z", seq, kind: "patch", retain: [words.join(" ")], digest_before: empty, digest_after: empty, provenance: null }));
+  }
+  writeFileSync(path.join(mem, "ledger.jsonl"), lines.join("\n") + "\n");
+  return dir;
+}
+
+describe("Ctrl-C in the commands that read a memory", () => {
+  it("a Ctrl-C that came before the ledger is read stops the command: exit 130, nothing on stdout", async () => {
+    const dir = bigMemory(3);
+    const stop = new AbortController();
+    stop.abort();
+    for (const args of [["log", "big"], ["search", "big", "w1"], ["history", "big"], ["diff", "big", "1"], ["show", "big"], ["doctor", "big"], ["doctor"]]) {
+      const r = await runCli(["memory", ...args], { cwd: dir, signal: stop.signal });
+      expect([r.code, r.stdout, r.stderr], args.join(" ")).toEqual([130, "", "vvm: interrupted\n"]);
+    }
+  });
+
+  it("SIGINT ends vvm memory search at once while it ranks a long ledger, printing nothing", async () => {
+    // 60,000 facts: reading and ranking them takes several seconds, with no turn of the event loop
+    const dir = bigMemory(60_000);
+    const child = spawnCli(["memory", "search", "big", "w1a w2b"], { cwd: dir });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+    let stdout = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    await new Promise((r) => setTimeout(r, 2000));
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8000))]);
+    if (r === null) child.kill("SIGKILL");
+    // killed by the signal; exit 130 when a slow start-up let it come before the reading began
+    expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }]).toContainEqual(r);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(stdout).toBe("");
+  }, 20_000);
+});
