@@ -14,10 +14,15 @@ import type { LoadedSkill } from "../runtime/skills.ts";
 export interface CheckOptions {
   /** the user's skills folder (~/.vvm/skills), where github: skills are found; null: none */
   skillsHome?: string | null;
+  /**
+   * Told when the check is about to compute without letting the event loop turn (parsing, resolving): for
+   * seconds on a huge program. The CLI lets Ctrl-C end the process at once until the loop turns again.
+   */
+  longSync?: () => void;
 }
 
 export async function checkProgram(entryPath: string, opts: CheckOptions = {}): Promise<CheckResult> {
-  const loaded = await loadProgram(entryPath);
+  const loaded = await loadProgram(entryPath, opts.longSync);
   const diags: Diagnostic[] = [...loaded.diagnostics];
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const display = (p: string): string => displayName(p, loaded.entry);
@@ -57,6 +62,7 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
     if (m.program) moduleSkills.set(m.path, registry.addModule(m.path, m.program, diags, display));
   }
   const skillFiles = await loadSkills(registry, opts.skillsHome ?? null, diags);
+  opts.longSync?.();
 
   const modules = new Map<string, ModuleInfo>();
   const sources = new Map<string, string>();

@@ -15,7 +15,8 @@ export interface CheckFlags {
 export async function checkCommand(file: string, flags: CheckFlags, io: CliIO): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
-  const result = await checkProgram(abs, { skillsHome: skillsHome(io) });
+  // nothing is held or written while a program is checked: a Ctrl-C in a long check ends it at once
+  const result = await checkProgram(abs, { skillsHome: skillsHome(io), longSync: io.ctrlCEndsAtOnce });
   if (io.signal.aborted) return EXIT.interrupted; // Ctrl-C during a long check: stop without a verdict
   printDiagnostics(result, io);
   if (hasErrors(result.diagnostics)) return EXIT.invalid;

@@ -34,7 +34,8 @@ export type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) =
 export async function runCommand(file: string, flags: RunFlags, io: CliIO, observe?: RunObserver): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
-  const checked = await checkProgram(abs, { skillsHome: skillsHome(io) });
+  // nothing has started yet (no call, no memory, no run directory): a Ctrl-C in a long check ends it at once
+  const checked = await checkProgram(abs, { skillsHome: skillsHome(io), longSync: io.ctrlCEndsAtOnce });
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
   const strict = flags.strict ? strictRefusal(checked) : null;

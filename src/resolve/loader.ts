@@ -28,7 +28,11 @@ export interface LoadResult {
 
 const FILE_START: Span = { line: 1, col: 1, endLine: 1, endCol: 2 };
 
-export async function loadProgram(entryPath: string): Promise<LoadResult> {
+/**
+ * `longSync` is told before each module is parsed: parsing (and what the checker does after the last read)
+ * runs without a turn of the event loop, for seconds on a huge program, so a Ctrl-C handler would not be heard.
+ */
+export async function loadProgram(entryPath: string, longSync?: () => void): Promise<LoadResult> {
   const diagnostics: Diagnostic[] = [];
   const abs = path.resolve(entryPath);
   const first = await readSource(abs);
@@ -44,6 +48,7 @@ export async function loadProgram(entryPath: string): Promise<LoadResult> {
   const stack: string[] = [];
 
   const load = async (file: string, source: string): Promise<void> => {
+    longSync?.();
     const parsed = parse(source, file); // never throws: every failure is a diagnostic
     for (const d of parsed.diagnostics) diagnostics.push(d);
     const mod: LoadedModule = {

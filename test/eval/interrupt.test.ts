@@ -89,4 +89,25 @@ export x
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(stdout).toBe("");
   }, 15_000);
+
+  it("SIGINT ends vvm check and vvm run at once while they check a huge program", async () => {
+    // parsing and resolving 300,000 statements takes seconds with no turn of the event loop: the signal was
+    // heard after the whole check, or never (vvm check printed its warnings and exited 0)
+    const file = programFile(Array.from({ length: 300_000 }, (_, i) => `x${i} = ${i} + 1`).join("\n") + "\n");
+    for (const cmd of ["check", "run"]) {
+      const child = spawnCli([cmd, file, "--strict"]);
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+      let stdout = "";
+      child.stdout!.on("data", (d) => (stdout += d));
+      await new Promise((r) => setTimeout(r, 1800));
+      const t0 = Date.now();
+      child.kill("SIGINT");
+      const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8000))]);
+      if (r === null) child.kill("SIGKILL");
+      // killed by the signal; exit 130 when a slow start-up let it come before the check began
+      expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }], cmd).toContainEqual(r);
+      expect(Date.now() - t0).toBeLessThan(1500);
+      expect(stdout).toBe("");
+    }
+  }, 30_000);
 });
