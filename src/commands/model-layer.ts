@@ -75,6 +75,8 @@ export type ModelLayerOptions = ModelFlags & {
   skills?: Map<string, LoadedSkill>;
   /** `--input FILE` (read already): opening the trace must not truncate it */
   input?: string;
+  /** the program's modules (absolute paths; the entry among them): opening the trace must not truncate one */
+  modules?: readonly string[];
 };
 
 export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLayer> {
@@ -203,6 +205,9 @@ function traceClash(trace: string, opts: ModelLayerOptions): string | null {
     [opts.script, "the --script file"],
     [opts.input === "-" ? undefined : opts.input, "the --input file"],
   ];
+  // a module the program imports, and a skill's instructions, are the program's sources as much as its entry
+  for (const m of opts.modules ?? []) if (m !== opts.entryPath) read.push([m, `a module of the program (${displayPath(m, opts.io)})`]);
+  for (const s of opts.skills?.values() ?? []) if (s.ok) read.push([path.join(s.dir, "SKILL.md"), `the SKILL.md of skill '${s.name}'`]);
   for (const [file, what] of read) if (file !== undefined && fileIdentity(path.resolve(opts.io.cwd, file)) === target) return what;
   return null;
 }

@@ -65,7 +65,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
   const { createModelLayer } = await import("./model-layer.ts");
   let layer;
   try {
-    layer = await createModelLayer({ ...flags, entryPath: abs, io, skills: checked.skillFiles });
+    layer = await createModelLayer({ ...flags, entryPath: abs, io, skills: checked.skillFiles, modules: [...checked.modules.keys()] });
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(vvmLine(err.message));

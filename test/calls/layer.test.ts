@@ -1,11 +1,11 @@
 // createModelLayer: provider selection, command-line mistakes, the offline notice, trace file,
 // summary line and live progress.
-import { link, readFile, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createModelLayer, type ModelLayerOptions } from "../../src/commands/model-layer.ts";
 import { UsageError, type CliIO } from "../../src/io.ts";
-import { testIO } from "../support/cli.ts";
+import { runCli, testIO } from "../support/cli.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { agent, callReq, judgeReq } from "./helpers.ts";
 
@@ -88,6 +88,23 @@ describe("provider selection", () => {
     await expect(createModelLayer(opts(badUrl.cli))).rejects.toThrow("ANTHROPIC_BASE_URL=notaurl is not a URL");
     const bad = io({ VVM_MAX_TOKENS: "lots" });
     await expect(createModelLayer(opts(bad.cli, { provider: "sim" }))).rejects.toThrow("VVM_MAX_TOKENS=lots: expected a whole number of at least 1");
+  });
+
+  it("--trace never names a module the program imports or a skill's SKILL.md: vvm run would empty it", async () => {
+    const files: Record<string, string> = {
+      "app/lib.vvm": "def f(x):\n  return x\nexport f\n",
+      "app/notes/SKILL.md": "---\nname: notes\ndescription: notes helps.\n---\nWrite notes.\n",
+      "app/main.vvm": 'from "./lib.vvm" import f\nimport "notes" from "./notes"\nagent w(model="haiku", prompt="p", skills=["notes"])\ny = f(1)\nexport y\n',
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await writeFile(path.join(dir, rel), text);
+    }
+    for (const [trace, what] of [["app/lib.vvm", "a module of the program (app/lib.vvm)"], ["app/notes/SKILL.md", "the SKILL.md of skill 'notes'"]]) {
+      const r = await runCli(["run", "app/main.vvm", "--provider", "sim", "--trace", trace], { cwd: dir });
+      expect([r.code, r.stdout, r.stderr]).toEqual([64, "", `vvm: --trace ${trace}: that is ${what}; choose another file\n`]);
+    }
+    for (const [rel, text] of Object.entries(files)) expect(await readFile(path.join(dir, rel), "utf8")).toBe(text);
   });
 
   it("--script implies the script provider", async () => {
