@@ -18,6 +18,11 @@ export interface JsonOptions {
    * wrap the JSON they were asked for. Positions still count from the start of the text.
    */
   fenced?: boolean;
+  /**
+   * Refuse a field name given twice in one object, rather than keep its last value: for text a person wrote
+   * (`vvm run --input`, `--arg`), where the second value would silently replace the first.
+   */
+  uniqueFields?: boolean;
 }
 
 /** Parse JSON text: `null` is unit, objects are Maps in key order (a repeated key keeps its first place and last value). */
@@ -29,7 +34,7 @@ export function parseJson(text: string, opts: JsonOptions = {}): JsonResult {
     const inner = fenceBody(text, start);
     if (inner) [start, end] = inner;
   }
-  const p = new Parser(text, start, end);
+  const p = new Parser(text, start, end, opts.uniqueFields === true);
   try {
     p.skipSpace();
     if (p.pos >= end) throw new Problem(start === 0 && end === text.length && text.trim() === "" ? "the text is empty: expected a JSON value" : "expected a JSON value, found the end of the text", p.pos);
@@ -81,6 +86,7 @@ class Parser {
     private readonly text: string,
     start: number,
     private readonly end: number,
+    private readonly uniqueFields = false,
   ) {
     this.pos = start;
   }
@@ -156,7 +162,9 @@ class Parser {
       if (this.text.charCodeAt(this.pos) !== QUOTE || this.pos >= this.end) {
         throw new Problem(`expected a field name in double quotes, found ${this.found()}${this.unclosed("{", open)}`, this.pos);
       }
+      const keyAt = this.pos;
       const key = this.string();
+      if (this.uniqueFields && out.has(key)) throw new Problem(`the field ${JSON.stringify(key)} is given twice in this object`, keyAt);
       this.skipSpace();
       if (this.text.charCodeAt(this.pos) !== 0x3a || this.pos >= this.end) {
         throw new Problem(`expected ':' after the field name ${JSON.stringify(key)}, found ${this.found()}${this.unclosed("{", open)}`, this.pos);

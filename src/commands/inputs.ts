@@ -31,7 +31,7 @@ export interface InputFlags {
  * file: it never becomes text behind the user's back.
  */
 export function argValue(name: string, text: string): Value {
-  const r = parseJson(text);
+  const r = parseJson(text, { uniqueFields: true });
   if (r.ok) return r.value;
   if (isJson(text)) throw new UsageError(`--arg ${name}: ${r.problem}`);
   return text;
@@ -163,7 +163,8 @@ async function readInputFile(file: string, shown: string, io: CliIO): Promise<Va
   } catch {
     throw new UsageError(`--input ${shown}: not UTF-8 text (a JSON file must be UTF-8)`);
   }
-  const r = parseJson(text);
+  // a field given twice (an input, or a field of one) would silently take its last value, as --arg given twice would
+  const r = parseJson(text, { uniqueFields: true });
   if (!r.ok) throw new UsageError(`--input ${shown}:${r.line}:${r.column}: ${r.problem}`);
   return r.value;
 }

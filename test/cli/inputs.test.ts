@@ -78,6 +78,9 @@ describe("vvm run --input", () => {
     ["empty", "", "vvm: --input in.json:1:1: the text is empty: expected a JSON value"],
     ["not an object", '["x"]', "vvm: --input in.json: expected a JSON object whose fields are the program's inputs, found a list (the program's inputs: ticket, tone, limit)"],
     ["a field the program does not declare", '{"ticket": "x", "tnoe": "y"}', "vvm: --input in.json: field 'tnoe' is not an input of the program (the program's inputs: ticket, tone, limit)"],
+    // JSON keeps a repeated field's last value: an input given twice would silently lose its first value
+    ["an input given twice", '{"ticket": "x",\n "ticket": "y"}', 'vvm: --input in.json:2:2: the field "ticket" is given twice in this object'],
+    ["a field of an input given twice", '{"ticket": {"id": 1, "id": 2}}', 'vvm: --input in.json:1:22: the field "id" is given twice in this object'],
   ])("a file that is %s is a usage error", async (_what, content, message) => {
     usage(await run(["--input", "in.json"], { files: { "in.json": content } }), message);
   });
@@ -142,6 +145,8 @@ describe("vvm run --arg", () => {
 
   it("the same --arg twice is a usage error", async () => {
     usage(await run(["--arg", "ticket=a", "--arg", "ticket=b"]), "vvm: --arg ticket is given twice");
+    // and a field given twice in an --arg's JSON is refused too, never read as text or as its last value
+    usage(await run(["--arg", 'ticket={"id": 1, "id": 2}']), 'vvm: --arg ticket: the field "id" is given twice in this object');
   });
 
   it.each([["ticket"], ["=x"], ["1x=2"], ["a-b=2"]])("--arg %s is not name=value: usage error from the command line", async (arg) => {
