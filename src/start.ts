@@ -81,8 +81,12 @@ export async function start(): Promise<void> {
   };
   // A reader that goes away (`vvm run x.vvm | head`) is not an error of the program: stop writing quietly.
   // Any other failure to write the exports (a full disk) is said on stderr; stderr's own failures can't be.
+  // Said once, and exit 74 whatever the command's own code: a command that writes line by line (vvm test)
+  // fails on every line, and its code, set when it returns, came after the first failure.
+  let stdoutFailed = false;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") return;
+    if (err.code === "EPIPE" || stdoutFailed) return;
+    stdoutFailed = true;
     process.stderr.write(`vvm: cannot write to stdout (${err.code ?? err.message})\n`);
     process.exitCode = EXIT.output;
   });
@@ -96,7 +100,7 @@ export async function start(): Promise<void> {
   process.on("uncaughtException", crash);
   process.on("unhandledRejection", crash);
   try {
-    process.exitCode = await main(process.argv.slice(2), {
+    const code = await main(process.argv.slice(2), {
       stdout: process.stdout,
       stderr: process.stderr,
       env: process.env,
@@ -107,6 +111,7 @@ export async function start(): Promise<void> {
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
       ctrlCEndsAtOnce,
     });
+    process.exitCode = stdoutFailed ? EXIT.output : code;
   } catch (err) {
     internalError(err);
     process.exitCode = EXIT.internal;

@@ -26,6 +26,10 @@ describe("writing the exports", () => {
       expect(r.code).toBe(74);
       expect(r.stderr).toContain("vvm: cannot write to stdout (ENOSPC)");
       expect(r.stderr).not.toMatch(/internal| {4}at /);
+      // once, for a command that writes line by line too (it said so for each line vvm test printed)
+      const dir = writeProgram({ "p.vvm": "x = 1\nexport x\n", "p.test.yaml": `program: p.vvm\nscript: []\ntests:\n${[1, 2, 3, 4, 5].map((n) => `  - { name: t${n}, expect: {} }\n`).join("")}` }).dir;
+      const tested = await collect(spawnCli(["test", dir], { stdoutFd: fd }));
+      expect([tested.code, tested.stderr]).toEqual([74, "vvm: cannot write to stdout (ENOSPC)\n"]);
     } finally {
       closeSync(fd);
     }
