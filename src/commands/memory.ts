@@ -15,6 +15,7 @@ import { ToolError } from "../../runtime/memory/tool-error.ts";
 import type { ToolOptions } from "../../runtime/memory/maintain.ts";
 import { obj } from "../../runtime/values.ts";
 import { Interrupted } from "../../runtime/abort.ts";
+import { cutText } from "../../runtime/text.ts";
 
 /** The options every `vvm memory` command takes. */
 export interface WhereFlags {
@@ -61,6 +62,9 @@ export function where(flags: WhereFlags, io: CliIO): Where {
   }
 }
 
+/** How much of a refused key a message quotes. */
+const SHOWN_KEY_CHARS = 80;
+
 /** The memory a key names, as a program with these flags would reach it. Throws UsageError. */
 export function locate(key: string, flags: WhereFlags, io: CliIO): MemoryLocation {
   const w = where(flags, io);
@@ -68,7 +72,11 @@ export function locate(key: string, flags: WhereFlags, io: CliIO): MemoryLocatio
   try {
     return resolveBinding(binding, w.entryDir, w.homeDir);
   } catch (err) {
-    if (err instanceof BindingError) throw new UsageError(`key ${JSON.stringify(key)}: ${err.message.replace(/^memory\./, "")}`);
+    if (err instanceof BindingError) {
+      // a key refused for its length is named by its start: quoted whole, it was the whole message
+      const shown = key.length > SHOWN_KEY_CHARS ? `${JSON.stringify(cutText(key, SHOWN_KEY_CHARS)).slice(0, -1)}…"` : JSON.stringify(key);
+      throw new UsageError(`key ${shown}: ${err.message.replace(/^memory\./, "")}`);
+    }
     throw err;
   }
 }

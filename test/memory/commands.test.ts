@@ -278,6 +278,8 @@ describe("vvm memory, on a memory built by real runs", () => {
       [["log", KEY, "--since", "yesterday"], 64, /--since yesterday: expected a duration/],
       [["log", KEY, "--last", "0"], 64, /--last/],
       [["log", "  "], 64, /key " {2}": key is blank/],
+      // a key refused for its length is quoted by its start, not whole
+      [["show", "k".repeat(5000)], 64, /^vvm: key "k{80}…": key is 5000 bytes long; the limit is 1024\n$/],
       [["ls", "--path", "x"], 64, /--path is for --scope path/],
       [["ls", "--scope", "path"], 64, /--scope path needs --path/],
       [["ls", "--scope", "galaxy"], 64, /galaxy/],
