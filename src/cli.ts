@@ -91,8 +91,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       // a mistake's message quotes what was typed: one line, its control characters escaped (commander's
       // own "(Did you mean …?)" on a line of its own joins it after a space rather than as an escaped \n)
       outputError: (s, write) => write(`${printable(s.replace(/\n$/, "").replace(/\n(\(Did you mean [^\n]*\?\))$/, " $1"), false)}\n`),
-    })
-    .showHelpAfterError("(run 'vvm --help' for usage)");
+    });
 
   program
     .command("check")
@@ -281,6 +280,13 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       const { runsPrune } = await import("./commands/runs-prune.ts");
       exitCode = await runsPrune(flags, io);
     });
+
+  // a mistake in `vvm memory show` points to that command's own help, not to the list of every command
+  const pointToHelp = (cmd: Command, name: string): void => {
+    cmd.showHelpAfterError(`(run '${name} --help' for usage)`);
+    for (const sub of cmd.commands) pointToHelp(sub, `${name} ${sub.name()}`);
+  };
+  pointToHelp(program, "vvm");
 
   try {
     await program.parseAsync(argv, { from: "user" });

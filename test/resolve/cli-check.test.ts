@@ -87,7 +87,13 @@ describe("vvm check", () => {
     expect((await runCli(["check"], { cwd: prog.dir })).code).toBe(64);
     const flag = await runCli(["check", "--frobnicate", "dir/x.vvm"], { cwd: prog.dir });
     expect(flag.code).toBe(64);
-    expect(flag.stderr).toContain("unknown option '--frobnicate'");
+    expect(flag.stderr).toBe("error: unknown option '--frobnicate'\n(run 'vvm check --help' for usage)\n");
+    // each mistake points to the help of the command it was made in
+    for (const [args, help] of [[["nosuch"], "vvm"], [["memory", "nosuch"], "vvm memory"], [["memory", "show"], "vvm memory show"], [["runs", "cat"], "vvm runs cat"]] as const) {
+      const r = await runCli([...args], { cwd: prog.dir });
+      expect(r.code, args.join(" ")).toBe(64);
+      expect(r.stderr, args.join(" ")).toMatch(new RegExp(`^error: .*\\n\\(run '${help} --help' for usage\\)\\n$`));
+    }
     // a flag another command takes: commander's suggestion follows on the same line, not after an escaped \n
     const suggested = await runCli(["test", "--updat", "dir"], { cwd: prog.dir });
     expect(suggested).toMatchObject({ code: 64, stderr: expect.stringMatching(/^error: unknown option '--updat' \(Did you mean --update\?\)\n/) });
