@@ -40,6 +40,10 @@ export function where(flags: WhereFlags, io: CliIO): Where {
   if (flags.dir !== undefined && flags.program !== undefined) throw new UsageError("--dir and --program both name the project; give one");
   if (flags.scope !== "path" && flags.path !== undefined) throw new UsageError(`--path is for --scope path (the scope is ${flags.scope})`);
   if (flags.scope === "path" && flags.path === undefined) throw new UsageError("--scope path needs --path P, the path the program gives its memory");
+  // user memories are the same whatever the project: a project named beside them would be ignored without a word
+  if (flags.scope === "user" && (flags.dir ?? flags.program) !== undefined) {
+    throw new UsageError(`${flags.dir !== undefined ? "--dir" : "--program"} names a project, and --scope user memories belong to no project (they are in ~/.vvm/memory)`);
+  }
   // a mistyped --dir is the command line's mistake: "no memories" there would read as a clean bill of health
   let entryDir = projectDir(flags.dir, io, `--dir ${flags.dir}`);
   if (flags.program !== undefined) {

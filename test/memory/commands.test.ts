@@ -284,6 +284,8 @@ describe("vvm memory, on a memory built by real runs", () => {
       [["ls", "--scope", "path"], 64, /--scope path needs --path/],
       [["ls", "--scope", "galaxy"], 64, /galaxy/],
       [["ls", "--dir", dir, "--program", "s1.vvm"], 64, /--dir and --program both name the project/],
+      [["ls", "--scope", "user", "--dir", dir], 64, /^vvm: --dir names a project, and --scope user memories belong to no project/],
+      [["show", KEY, "--scope", "user", "--program", "s1.vvm"], 64, /^vvm: --program names a project, and --scope user memories/],
       [["ls", "--program", "missing.vvm"], 64, /--program missing\.vvm: no such file/],
       [["ls", "--program", "."], 64, /^vvm: --program \.: not a file \(give the program, or the project with --dir\)\n$/],
       // a mistyped project is not a project without memories (doctor would report it healthy)
