@@ -1,6 +1,6 @@
 // Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
 import { describe, expect, it } from "vitest";
-import { collect, spawnCli } from "../support/cli.ts";
+import { collect, sigintAfter, spawnCli } from "../support/cli.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
 
@@ -75,19 +75,11 @@ describe("interrupt through the CLI", () => {
 x = f(60)
 export x
 `);
-    const child = spawnCli(["run", file, "--provider", "sim"]);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    let stdout = "";
-    child.stdout!.on("data", (d) => (stdout += d));
     // the program computes for well over a second before the signal comes
-    await new Promise((r) => setTimeout(r, 2500));
-    const t0 = Date.now();
-    child.kill("SIGINT");
-    const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
-    if (r === null) child.kill("SIGKILL");
-    expect(r).toEqual({ code: null, signal: "SIGINT" });
-    expect(Date.now() - t0).toBeLessThan(3000);
-    expect(stdout).toBe("");
+    const r = await sigintAfter(spawnCli(["run", file, "--provider", "sim"]), 2500, 5000);
+    expect(r.exit).toEqual({ code: null, signal: "SIGINT" });
+    expect(r.ms).toBeLessThan(3000);
+    expect(r.stdout).toBe("");
   }, 15_000);
 
   it("SIGINT ends vvm check and vvm run at once while they check a huge program", async () => {
@@ -95,19 +87,11 @@ export x
     // heard after the whole check, or never (vvm check printed its warnings and exited 0)
     const file = programFile(Array.from({ length: 300_000 }, (_, i) => `x${i} = ${i} + 1`).join("\n") + "\n");
     for (const cmd of ["check", "run"]) {
-      const child = spawnCli([cmd, file, "--strict"]);
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-      let stdout = "";
-      child.stdout!.on("data", (d) => (stdout += d));
-      await new Promise((r) => setTimeout(r, 1800));
-      const t0 = Date.now();
-      child.kill("SIGINT");
-      const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8000))]);
-      if (r === null) child.kill("SIGKILL");
+      const r = await sigintAfter(spawnCli([cmd, file, "--strict"]), 1800, 8000);
       // killed by the signal; exit 130 when a slow start-up let it come before the check began
-      expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }], cmd).toContainEqual(r);
-      expect(Date.now() - t0).toBeLessThan(1500);
-      expect(stdout).toBe("");
+      expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }], cmd).toContainEqual(r.exit);
+      expect(r.ms).toBeLessThan(1500);
+      expect(r.stdout).toBe("");
     }
   }, 30_000);
 });

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, spawnCli } from "../support/cli.ts";
+import { runCli, sigintAfter, spawnCli } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 
@@ -42,18 +42,10 @@ describe("Ctrl-C in the commands that read a memory", () => {
   it("SIGINT ends vvm memory search at once while it ranks a long ledger, printing nothing", async () => {
     // 60,000 facts: reading and ranking them takes several seconds, with no turn of the event loop
     const dir = bigMemory(60_000);
-    const child = spawnCli(["memory", "search", "big", "w1a w2b"], { cwd: dir });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    let stdout = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    await new Promise((r) => setTimeout(r, 2000));
-    const t0 = Date.now();
-    child.kill("SIGINT");
-    const r = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8000))]);
-    if (r === null) child.kill("SIGKILL");
+    const r = await sigintAfter(spawnCli(["memory", "search", "big", "w1a w2b"], { cwd: dir }), 2000, 8000);
     // killed by the signal; exit 130 when a slow start-up let it come before the reading began
-    expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }]).toContainEqual(r);
-    expect(Date.now() - t0).toBeLessThan(1500);
-    expect(stdout).toBe("");
+    expect([{ code: null, signal: "SIGINT" }, { code: 130, signal: null }]).toContainEqual(r.exit);
+    expect(r.ms).toBeLessThan(1500);
+    expect(r.stdout).toBe("");
   }, 20_000);
 });

@@ -92,3 +92,20 @@ export function collect(child: ReturnType<typeof spawnCli>): Promise<CliResult> 
     child.on("close", (code, sig) => resolve({ code: code ?? (sig ? 128 : -1), stdout, stderr }));
   });
 }
+
+/**
+ * SIGINT to a spawned CLI `afterMs` after now, then up to `limitMs` for it to exit (SIGKILL past that, so a
+ * process that does not hear the signal fails the test rather than hanging it). `exit` is null when it had to
+ * be killed; `ms` is how long it took to exit after the signal.
+ */
+export async function sigintAfter(child: ReturnType<typeof spawnCli>, afterMs: number, limitMs: number): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null } | null; stdout: string; ms: number }> {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  let stdout = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  await new Promise((r) => setTimeout(r, afterMs));
+  const t0 = Date.now();
+  child.kill("SIGINT");
+  const exit = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), limitMs))]);
+  if (exit === null) child.kill("SIGKILL");
+  return { exit, stdout, ms: Date.now() - t0 };
+}
