@@ -17,8 +17,13 @@ interface CompiledGlob {
  */
 export type ReadTree = string | { real: string; shown: string };
 
-/** Options shared by permission globs and list_files patterns: as in a shell, `*` and `**` skip dot names. */
-export const GLOB_OPTIONS = { dot: false } as const;
+/**
+ * Options shared by permission globs and list_files patterns: as in a shell, `*` and `**` skip dot names. A
+ * glob's wildcard rest is matched on its own, where picomatch would read a leading `!` as negating it all
+ * (`docs/!*.md` allowed everything under docs/ but `*.md`, dot files too): it is a name's first character,
+ * as it is inside the whole glob. (A negated glob, `!secret/**`, is refused before it gets here.)
+ */
+export const GLOB_OPTIONS = { dot: false, nonegate: true } as const;
 
 /**
  * Permission globs, matched on real paths. Each glob is split into its fixed prefix and the wildcard rest

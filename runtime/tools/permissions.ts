@@ -1,6 +1,7 @@
 // An agent's `permissions` value (usually `perm(...)`) as the tool loop enforces it. Kept free of the glob
 // library, so a run whose agents have no file permissions never loads the tools (globs.ts, toolbox.ts).
 // Rules: spec/agent-calls.md §8.
+import { negatedGlob } from "../negated-glob.ts";
 import { thrown, aTypeName, type Site, type Value } from "../values.ts";
 
 export type PermissionMode = "allow" | "deny" | "prompt";
@@ -65,7 +66,7 @@ const MAX_GLOB_CHARS = 4096;
 
 /** A permission glob this runtime will not interpret (the checker reports the same text as W021). */
 export function globProblem(g: string): string | null {
-  if (g.startsWith("!")) return `the glob ${JSON.stringify(g)} is negated; permission globs list what is allowed, and a negation would allow everything else`;
+  if (negatedGlob(g)) return `the glob ${JSON.stringify(g)} is negated; permission globs list what is allowed, and a negation would allow everything else`;
   if (g.includes("\0")) return `the glob ${JSON.stringify(g)} contains a NUL character`;
   if (g.length > MAX_GLOB_CHARS) return `a glob is ${g.length} characters long (at most ${MAX_GLOB_CHARS})`;
   return null;

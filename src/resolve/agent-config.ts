@@ -2,6 +2,7 @@
 import type { Expr, KwArg, ObjectLit } from "../../grammar/ast.ts";
 import { durationMs, parseDuration } from "../../runtime/duration.ts";
 import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../../runtime/options.ts";
+import { negatedGlob } from "../../runtime/negated-glob.ts";
 import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";
 import { perm } from "../../stdlib/basics.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
@@ -201,7 +202,7 @@ function permProblems(v: Expr): ValueProblem[] {
     const granted = perm(args as Value[], kwargs as Map<string, Value>, null, { path: "", span: v.span }) as Map<string, Value>;
     // the call layer refuses a negated glob too (runtime/tools/permissions.ts): it would allow everything else
     for (const key of ["read", "write", "execute"]) {
-      const bad = (granted.get(key) as string[]).find((g) => g.startsWith("!"));
+      const bad = (granted.get(key) as string[]).find(negatedGlob);
       if (bad !== undefined) return [{ at: v, message: `permissions ${key}=: the glob ${JSON.stringify(bad)} is negated; permission globs list what is allowed (calls on this agent raise)` }];
     }
     return [];

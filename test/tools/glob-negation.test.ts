@@ -1,0 +1,51 @@
+// A `!` in a permission glob. A glob is matched as its fixed folders and the wildcard rest (globs.ts); picomatch
+// reads a `!` that starts a pattern as a negation, so a rest starting with one (`docs/!*.md`) would have allowed
+// everything under docs/ it does not name, dot files and all, where the whole glob names files called `!….md`.
+// And `./!secret/**` is as negated as `!secret/**`: split, it granted secret/**, the very folder it excluded.
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Toolbox } from "../../runtime/tools/toolbox.ts";
+import { GlobSet } from "../../runtime/tools/globs.ts";
+import { globProblem, NO_PERMISSIONS, parsePermissions } from "../../runtime/tools/permissions.ts";
+import { VvmRaise, type Value } from "../../runtime/values.ts";
+import { useFreshDirs } from "../support/fixtures.ts";
+
+const fresh = useFreshDirs("vvm-glob-negation-");
+
+function program(): string {
+  const dir = realpathSync(fresh());
+  mkdirSync(path.join(dir, "docs", ".git"), { recursive: true });
+  mkdirSync(path.join(dir, "docs", "deep"), { recursive: true });
+  mkdirSync(path.join(dir, "secret"), { recursive: true });
+  for (const f of ["docs/!notes.md", "docs/guide.md", "docs/.env", "docs/.git/config", "docs/deep/plan.txt", "secret/key.pem"]) writeFileSync(path.join(dir, f), "TOKEN=abc\n");
+  return dir;
+}
+
+describe("a '!' at the start of a glob's wildcard part", () => {
+  it("is the first character of a name, as in the whole glob, not a negation of the rest", async () => {
+    const dir = program();
+    const globs = await GlobSet.compile(["docs/!*.md"], dir);
+    expect(globs.matches(path.join(dir, "docs", "!notes.md"))).toBe(true);
+    for (const f of ["docs/guide.md", "docs/.env", "docs/.git/config", "docs/deep/plan.txt"]) expect(globs.matches(path.join(dir, f)), f).toBe(false);
+  });
+
+  it("grants a model no file the glob does not name", async () => {
+    const dir = program();
+    const box = await Toolbox.create({ ...NO_PERMISSIONS, read: ["docs/!*.md"] }, { programDir: dir, agent: "a", shell: { env: {}, confirm: null } });
+    const uses = ["docs/.env", "docs/.git/config", "docs/deep/plan.txt", "docs/!notes.md"].map((p, i) => ({ id: `t${i}`, name: "read_file", input: { path: p } }));
+    const results = await box.run(uses, new AbortController().signal, () => {});
+    expect(results.map((r) => r.isError)).toEqual([true, true, true, false]);
+    expect(results[0].content).toMatch(/^permission denied: reading docs\/\.env/);
+  });
+});
+
+describe("a negated glob behind './'", () => {
+  it("is refused like '!secret/**', not split into a grant of secret/**", () => {
+    for (const g of ["./!secret/**", "././!secret/**", "!secret/**"]) expect(globProblem(g), g).toMatch(/is negated/);
+    const site = { path: "main.vvm", span: { line: 1, col: 1, endLine: 1, endCol: 1 } };
+    expect(() => parsePermissions(new Map<string, Value>([["read", ["./!secret/**"]]]), site)).toThrow(VvmRaise);
+    // a `!` inside a folder name is no negation
+    expect(globProblem("docs/!drafts/**")).toBeNull();
+  });
+});
