@@ -18,3 +18,27 @@ describe("credentials in URLs", () => {
     expect(Object.keys(env).sort()).toEqual(["EMAIL", "HOMEPAGE", "NO_PROXY"]);
   });
 });
+
+describe("credentials the first lists missed", () => {
+  it("MySQL's MYSQL_PWD, a *_PASSPHRASE, a *_JWT and well-known token shapes are withheld; PWD and OLDPWD are not", () => {
+    const { env, withheld } = commandEnv({
+      MYSQL_PWD: "hunter2",
+      GPG_PASSPHRASE: "correct horse",
+      CI_JOB_JWT: "short",
+      HF: "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+      NPMRC_X: "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+      STRIPE: "sk_test_51Habc",
+      STRIPE_R: "rk_test_51Habc",
+      PYPI: "pypi-AgEIcHlwaS5vcmcCJGFiYw",
+      GH_R: "ghr_abcdefghijklmnopqrstuvwxyz0123456789",
+      SLACK_APP: "xapp-1-A0-123-abc",
+      PWD: "/home/ada/project",
+      OLDPWD: "/home/ada",
+      PASSAGE: "a long one",
+      HF_HOME: "/home/ada/.cache/huggingface",
+      NPM_CONFIG_CACHE: "/home/ada/.npm",
+    });
+    expect(withheld).toEqual(["CI_JOB_JWT", "GH_R", "GPG_PASSPHRASE", "HF", "MYSQL_PWD", "NPMRC_X", "PYPI", "SLACK_APP", "STRIPE", "STRIPE_R"]);
+    expect(Object.keys(env).sort()).toEqual(["HF_HOME", "NPM_CONFIG_CACHE", "OLDPWD", "PASSAGE", "PWD"]);
+  });
+});
