@@ -21,9 +21,11 @@ export type ReadTree = string | { real: string; shown: string };
  * Options shared by permission globs and list_files patterns: as in a shell, `*` and `**` skip dot names. A
  * glob's wildcard rest is matched on its own, where picomatch would read a leading `!` as negating it all
  * (`docs/!*.md` allowed everything under docs/ but `*.md`, dot files too): it is a name's first character,
- * as it is inside the whole glob. (A negated glob, `!secret/**`, is refused before it gets here.)
+ * as it is inside the whole glob. (A negated glob, `!secret/**`, is refused before it gets here.) And `[!s]*`
+ * is a class of every character but `s`, as in a shell: without `posix`, picomatch reads it as `!` or `s`, so
+ * `config/[!s]*` allowed config/secrets.env and nothing else.
  */
-export const GLOB_OPTIONS = { dot: false, nonegate: true } as const;
+export const GLOB_OPTIONS = { dot: false, nonegate: true, posix: true } as const;
 
 /**
  * Permission globs, matched on real paths. Each glob is split into its fixed prefix and the wildcard rest
@@ -46,7 +48,7 @@ export class GlobSet {
       const prefix = path.resolve(root, fixed === "" ? "." : fixed);
       // a prefix that cannot be resolved (a link loop) is no directory: its text, which no real path lies under
       const base = resolvable(prefix) ?? prefix;
-      globs.push({ written: g, base, match: rest !== null ? picomatch(rest, GLOB_OPTIONS) : null });
+      globs.push({ written: g, base, match: rest !== null ? picomatch(dotless(rest), GLOB_OPTIONS) : null });
     }
     return new GlobSet([...shown, ...written], globs);
   }
@@ -76,6 +78,15 @@ export class GlobSet {
   describe(): string {
     return this.written.map((g) => JSON.stringify(g)).join(", ");
   }
+}
+
+/**
+ * A negated class that opens a name (`[!s]*`, `[^s]*`) left out of it names starting with a dot too, as `*`
+ * does and as in a shell: picomatch's `dot: false` guards only its wildcards, so `config/[^s]*` allowed
+ * config/.env. (Not `[!]…]`, whose `]` is the class's first character.)
+ */
+function dotless(rest: string): string {
+  return rest.replace(/(^|\/)\[([!^])(?!\])/g, "$1[$2.");
 }
 
 /** `p` relative to `dir` when `p` is `dir` or inside it ("" for `dir` itself), else null. Posix paths. */

@@ -49,3 +49,20 @@ describe("a negated glob behind './'", () => {
     expect(globProblem("docs/!drafts/**")).toBeNull();
   });
 });
+
+describe("a '!' opening a bracket class", () => {
+  it("negates the class, as in a shell: config/[!s]* allows what does not start with s (dot names aside), not only what does", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "config"));
+    for (const f of ["secrets.env", "app.env", "!x", ".env"]) writeFileSync(path.join(dir, "config", f), "x\n");
+    const globs = await GlobSet.compile(["config/[!s]*"], dir);
+    expect(globs.matches(path.join(dir, "config", "secrets.env"))).toBe(false);
+    expect(globs.matches(path.join(dir, "config", "app.env"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", "!x"))).toBe(true);
+    // nor does a negated class open a name starting with a dot, as '*' does not ([^s] neither)
+    expect(globs.matches(path.join(dir, "config", ".env"))).toBe(false);
+    const caret = await GlobSet.compile(["config/[^s]*", "**/[!_]*"], dir);
+    expect(caret.matches(path.join(dir, "config", ".env"))).toBe(false);
+    expect(caret.matches(path.join(dir, "config", "app.env"))).toBe(true);
+  });
+});
