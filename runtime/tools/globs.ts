@@ -9,6 +9,8 @@ interface CompiledGlob {
   base: string;
   /** null: the glob has no wildcard and names exactly `base` */
   match: ((relative: string) => boolean) | null;
+  /** the wildcard part names a dot at the start of a name (`.github/**`, `{.env,*.json}`); else it matches no dot name */
+  dotNamed: boolean;
 }
 
 /**
@@ -42,13 +44,13 @@ export class GlobSet {
   /** `trees`: real folders matched whole (everything under them, dot names aside), however their names read as globs. */
   static async compile(written: readonly string[], root: string, trees: readonly ReadTree[] = []): Promise<GlobSet> {
     const shown = trees.map((t) => (typeof t === "string" ? `${t}/**` : t.shown));
-    const globs: CompiledGlob[] = trees.map((t, i) => ({ written: shown[i]!, base: typeof t === "string" ? t : t.real, match: picomatch("**", GLOB_OPTIONS) }));
+    const globs: CompiledGlob[] = trees.map((t, i) => ({ written: shown[i]!, base: typeof t === "string" ? t : t.real, match: picomatch("**", GLOB_OPTIONS), dotNamed: false }));
     for (const g of written) {
       const { fixed, rest } = splitGlob(g);
       const prefix = path.resolve(root, fixed === "" ? "." : fixed);
       // a prefix that cannot be resolved (a link loop) is no directory: its text, which no real path lies under
       const base = resolvable(prefix) ?? prefix;
-      globs.push({ written: g, base, match: rest !== null ? picomatch(dotless(rest), GLOB_OPTIONS) : null });
+      globs.push({ written: g, base, match: rest !== null ? picomatch(rest, GLOB_OPTIONS) : null, dotNamed: rest !== null && DOT_NAMED.test(rest) });
     }
     return new GlobSet([...shown, ...written], globs);
   }
@@ -65,7 +67,7 @@ export class GlobSet {
         continue;
       }
       const rel = relativeUnder(g.base, real);
-      if (rel !== null && rel !== "" && g.match(rel)) return true;
+      if (rel !== null && rel !== "" && (g.dotNamed || !hasDotName(rel)) && g.match(rel)) return true;
     }
     return false;
   }
@@ -81,12 +83,16 @@ export class GlobSet {
 }
 
 /**
- * A negated class that opens a name (`[!s]*`, `[^s]*`) left out of it names starting with a dot too, as `*`
- * does and as in a shell: picomatch's `dot: false` guards only its wildcards, so `config/[^s]*` allowed
- * config/.env. (Not `[!]…]`, whose `]` is the class's first character.)
+ * A `.` that starts a name in a glob's wildcard part: first, or after `/`, or opening a `{…}` choice, an
+ * extended glob's choice or a class, escaped or not (`.github/**`, `{.env,*.json}`, `@(.env)`, `[.]env`, `\.env*`). As in a shell, a
+ * name starting with a dot is matched only where one is named: picomatch's `dot: false` guards its `*`, `?`
+ * and `**` but not a choice of them (`config/{*.json,*.env}` allowed config/.env, `+(*)/**` config/.git/…)
+ * nor a negated class (`config/[^s]*`).
  */
-function dotless(rest: string): string {
-  return rest.replace(/(^|\/)\[([!^])(?!\])/g, "$1[$2.");
+const DOT_NAMED = /(?:^|[/{,(|[])\\?\./;
+
+function hasDotName(rel: string): boolean {
+  return rel.startsWith(".") || rel.includes("/.");
 }
 
 /** `p` relative to `dir` when `p` is `dir` or inside it ("" for `dir` itself), else null. Posix paths. */

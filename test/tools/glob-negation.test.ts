@@ -66,3 +66,21 @@ describe("a '!' opening a bracket class", () => {
     expect(caret.matches(path.join(dir, "config", "app.env"))).toBe(true);
   });
 });
+
+describe("names starting with a dot", () => {
+  it("are matched only by a glob that names a dot: a '{…}' group or an extended glob of wildcards does not reach them", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "config", ".git"), { recursive: true });
+    for (const f of ["config/.env", "config/app.env", "config/.git/config", "config/a.json"]) writeFileSync(path.join(dir, f), "x\n");
+    const globs = await GlobSet.compile(["config/{*.json,*.env}", "config/**/@(*)", "config/+(*)/**"], dir);
+    expect(globs.matches(path.join(dir, "config", "app.env"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", "a.json"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", ".env"))).toBe(false);
+    expect(globs.matches(path.join(dir, "config", ".git", "config"))).toBe(false);
+    // named, they are granted
+    const named = await GlobSet.compile(["config/{.env,*.json}", "config/.git/**"], dir);
+    expect((await GlobSet.compile(["config/\\.env*"], dir)).matches(path.join(dir, "config", ".env"))).toBe(true);
+    expect(named.matches(path.join(dir, "config", ".env"))).toBe(true);
+    expect(named.matches(path.join(dir, "config", ".git", "config"))).toBe(true);
+  });
+});
