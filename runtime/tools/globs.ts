@@ -1,5 +1,6 @@
 // Permission globs, matched on real paths (spec/agent-calls.md §8), and the path helpers the tools share.
 import path from "node:path";
+import braces from "braces";
 import picomatch from "picomatch";
 import { realish, splitGlob } from "../../src/resolve/glob-prefix.ts";
 
@@ -50,7 +51,9 @@ export class GlobSet {
       const prefix = path.resolve(root, fixed === "" ? "." : fixed);
       // a prefix that cannot be resolved (a link loop) is no directory: its text, which no real path lies under
       const base = resolvable(prefix) ?? prefix;
-      globs.push({ written: g, base, match: rest !== null ? picomatch(rest, GLOB_OPTIONS) : null, dotNamed: rest !== null && DOT_NAMED.test(rest) });
+      if (rest === null) globs.push({ written: g, base, match: null, dotNamed: false });
+      // (only the wildcard part is expanded: a choice such as {docs,../outside} stays under the fixed prefix)
+      else for (const alternative of braceAlternatives(rest)) globs.push({ written: g, base, match: picomatch(alternative, GLOB_OPTIONS), dotNamed: DOT_NAMED.test(alternative) });
     }
     return new GlobSet([...shown, ...written], globs);
   }
@@ -90,6 +93,28 @@ export class GlobSet {
  * nor a negated class (`config/[^s]*`).
  */
 const DOT_NAMED = /(?:^|[/{,(|[])\\?\./;
+
+/** The most globs one written glob's `{…}` choices expand to; past that it is matched as written. */
+const MAX_ALTERNATIVES = 256;
+
+/**
+ * A glob's `{…}` choices expanded, each alternative judged on its own: `config/{.env,*.json}` names `.env`, and
+ * its `*.json` must still skip dot names (`config/.secret.json`), which the glob matched whole could not tell.
+ * A glob whose choices could make more than MAX_ALTERNATIVES (bounded before expanding: each `{` at most
+ * multiplies by the commas there are) is matched as written, dot names then allowed wherever it names one.
+ */
+function braceAlternatives(g: string): string[] {
+  const opens = g.split("{").length - 1;
+  if (opens === 0) return [g];
+  const commas = g.split(",").length - 1;
+  if ((commas + 1) ** opens > MAX_ALTERNATIVES) return [g];
+  try {
+    return braces(g, { expand: true, keepEscaping: true });
+  } catch {
+    // a range past braces' own limit (`{1..100000}`)
+    return [g];
+  }
+}
 
 function hasDotName(rel: string): boolean {
   return rel.startsWith(".") || rel.includes("/.");

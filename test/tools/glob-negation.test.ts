@@ -83,4 +83,22 @@ describe("names starting with a dot", () => {
     expect(named.matches(path.join(dir, "config", ".env"))).toBe(true);
     expect(named.matches(path.join(dir, "config", ".git", "config"))).toBe(true);
   });
+
+  it("a '{…}' choice that names a dot grants that name, and its other choices still skip dot names", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "config", ".hidden"), { recursive: true });
+    for (const f of ["config/.env", "config/a.json", "config/.secret.json", "config/.hidden/b.json", "config/{a,b}", "config/a"]) writeFileSync(path.join(dir, f), "x\n");
+    const globs = await GlobSet.compile(["config/{.env,*.json}", "config/{.hidden,*}/*.json"], dir);
+    expect(globs.matches(path.join(dir, "config", ".env"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", "a.json"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", ".hidden", "b.json"))).toBe(true);
+    expect(globs.matches(path.join(dir, "config", ".secret.json"))).toBe(false);
+    // an escaped brace is a character of the name, not a choice
+    const escaped = await GlobSet.compile(["config/\\{a,b}"], dir);
+    expect(escaped.matches(path.join(dir, "config", "{a,b}"))).toBe(true);
+    expect(escaped.matches(path.join(dir, "config", "a"))).toBe(false);
+    // a glob whose choices would make too many globs is matched as written (here: no dot named, so none reached)
+    const many = await GlobSet.compile([`config/${"{a,b,c,d}".repeat(5)}*.json`], dir);
+    expect(many.matches(path.join(dir, "config", ".secret.json"))).toBe(false);
+  });
 });
