@@ -22,7 +22,7 @@ const PACKAGES: Record<string, string[]> = {
   "language facts": [],
   stdlib: [],
   checker: ["yaml", "picomatch"],
-  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "ajv", "ajv-formats", "async-mutex", "js-yaml", "minisearch", "picomatch", "re2js", "yaml"],
+  "interpreter and services": ["@anthropic-ai/sdk", "@secretlint/core", "@secretlint/secretlint-rule-preset-recommend", "@secretlint/profiler", "@secretlint/types", "ajv", "ajv-formats", "async-mutex", "braces", "js-yaml", "minisearch", "picomatch", "re2js", "yaml"],
   cli: ["commander", "diff", "picocolors", "string-width"],
 };
 
