@@ -70,7 +70,7 @@ export class GlobSet {
         continue;
       }
       const rel = relativeUnder(g.base, real);
-      if (rel !== null && rel !== "" && (g.dotNamed || !hasDotName(rel)) && g.match(rel)) return true;
+      if (rel !== null && rel !== "" && g.match(rel) && (g.dotNamed ? dotsNamed(g.match, rel) : !hasDotName(rel))) return true;
     }
     return false;
   }
@@ -114,6 +114,19 @@ function braceAlternatives(g: string): string[] {
     // a range past braces' own limit (`{1..100000}`)
     return [g];
   }
+}
+
+/**
+ * Was each dot that starts a name in `rel` matched by a dot the glob names? A glob that names one dot is
+ * matched by picomatch, whose `dot: false` does not guard an extended glob's choices or a negated class
+ * (`@(.env|*.json)` matched .secret.json, `[^s]*\/.keep` .cache/.keep): a dot a wildcard could stand for is
+ * not named, so the path with that dot made a character no glob names (NUL) must match no more.
+ */
+function dotsNamed(match: (rel: string) => boolean, rel: string): boolean {
+  for (let i = rel.indexOf("."); i >= 0; i = rel.indexOf(".", i + 1)) {
+    if ((i === 0 || rel[i - 1] === "/") && match(rel.slice(0, i) + "\0" + rel.slice(i + 1))) return false;
+  }
+  return true;
 }
 
 function hasDotName(rel: string): boolean {

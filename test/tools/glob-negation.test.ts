@@ -102,3 +102,25 @@ describe("names starting with a dot", () => {
     expect(many.matches(path.join(dir, "config", ".secret.json"))).toBe(false);
   });
 });
+
+describe("a glob that names one dot", () => {
+  // picomatch's dot: false guards its own `*`, `?` and `**`, not an extended glob's choices nor a negated
+  // class: a dot named somewhere in the glob must not let its wildcards reach other dot names
+  it("grants no other dot name through an extended glob or a negated class", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "config", ".cache"), { recursive: true });
+    mkdirSync(path.join(dir, "config", "x"), { recursive: true });
+    for (const f of ["config/.env", "config/a.json", "config/.secret.json", "config/.cache/.keep", "config/x/.keep", "config/.npmrc"]) writeFileSync(path.join(dir, f), "x\n");
+    const at = (g: string, f: string) => GlobSet.compile([g], dir).then((s) => s.matches(path.join(dir, f)));
+    expect(await at("config/@(.env|*.json)", "config/.env")).toBe(true);
+    expect(await at("config/@(.env|*.json)", "config/a.json")).toBe(true);
+    expect(await at("config/@(.env|*.json)", "config/.secret.json")).toBe(false);
+    expect(await at("config/!(.env)", "config/.npmrc")).toBe(false);
+    expect(await at("config/[^s]*/.keep", "config/x/.keep")).toBe(true);
+    expect(await at("config/[^s]*/.keep", "config/.cache/.keep")).toBe(false);
+    // a glob judged whole (its choices would make too many globs) is held to the same rule
+    const many = `config/{.env,*.json}${"{,a,b,c}".repeat(4)}`;
+    expect(await at(many, "config/.env")).toBe(true);
+    expect(await at(many, "config/.secret.json")).toBe(false);
+  });
+});
