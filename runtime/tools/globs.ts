@@ -28,7 +28,24 @@ export type ReadTree = string | { real: string; shown: string };
  * is a class of every character but `s`, as in a shell: without `posix`, picomatch reads it as `!` or `s`, so
  * `config/[!s]*` allowed config/secrets.env and nothing else.
  */
-export const GLOB_OPTIONS = { dot: false, nonegate: true, posix: true } as const;
+export const GLOB_OPTIONS = { dot: false, nonegate: true, posix: true, expandRange: rangeSource } as const;
+
+/**
+ * A `{1..12}` range as the regular expression braces makes of it: picomatch alone makes it the class
+ * `[1-12]`, which matches 1 and 2 only (and `{2..10}` matched nothing). A stepped range lists its values,
+ * so one of more than MAX_ALTERNATIVES (`{1..10000000..2}`, 40 MB of text) matches nothing.
+ */
+function rangeSource(...args: unknown[]): string {
+  const ends = args.filter((a): a is string => typeof a === "string"); // (picomatch passes its options last)
+  const [from, to, step] = ends;
+  const count = (a: string, b: string) => Math.abs(/\d/.test(a) && /\d/.test(b) ? Number(b) - Number(a) : b.codePointAt(0)! - a.codePointAt(0)!);
+  if (step !== undefined && !(count(from!, to!) / Math.max(1, Math.abs(Number(step)) || 1) < MAX_ALTERNATIVES)) return "(?!)";
+  try {
+    return braces(`{${ends.join("..")}}`, { rangeLimit: MAX_ALTERNATIVES })[0] ?? "(?!)";
+  } catch {
+    return "(?!)";
+  }
+}
 
 /**
  * Permission globs, matched on real paths. Each glob is split into its fixed prefix and the wildcard rest
@@ -107,9 +124,9 @@ function braceAlternatives(g: string): string[] {
   const opens = g.split("{").length - 1;
   if (opens === 0) return [g];
   const commas = g.split(",").length - 1;
-  if ((commas + 1) ** opens > MAX_ALTERNATIVES) return [g];
+  if ((commas + 1) ** opens * rangeChoices(g) > MAX_ALTERNATIVES) return [g];
   try {
-    return braces(g, { expand: true, keepEscaping: true });
+    return braces(g, { expand: true, keepEscaping: true, rangeLimit: MAX_ALTERNATIVES });
   } catch {
     // a range past braces' own limit (`{1..100000}`)
     return [g];
@@ -127,6 +144,22 @@ function dotsNamed(match: (rel: string) => boolean, rel: string): boolean {
     if ((i === 0 || rel[i - 1] === "/") && match(rel.slice(0, i) + "\0" + rel.slice(i + 1))) return false;
   }
   return true;
+}
+
+/**
+ * How many choices the ranges of a glob (`{1..999}`, `{a..z}`) may multiply its alternatives by, which its
+ * commas do not tell (`{1..999}{1..999}` made a million globs, and a few more ranges ran the heap out). A
+ * `..` not read as a plain range counts as the most braces then makes of it (its rangeLimit, else it throws).
+ */
+function rangeChoices(g: string): number {
+  let product = 1;
+  let measured = 0;
+  for (const [, from, to] of g.matchAll(/\{(-?\d+|[^{},.\\])\.\.(-?\d+|[^{},.\\])\}/g)) {
+    const numbers = /\d/.test(from!) && /\d/.test(to!);
+    product *= Math.abs(numbers ? Number(to) - Number(from) : to!.codePointAt(0)! - from!.codePointAt(0)!) + 1;
+    measured++;
+  }
+  return product * MAX_ALTERNATIVES ** (g.split("..").length - 1 - measured);
 }
 
 function hasDotName(rel: string): boolean {

@@ -124,3 +124,25 @@ describe("a glob that names one dot", () => {
     expect(await at(many, "config/.secret.json")).toBe(false);
   });
 });
+
+describe("a glob's {…} ranges", () => {
+  it("count toward the 256 globs a glob may expand to: {1..999}{1..999} is judged whole, not a million globs", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "logs"));
+    const globs = await GlobSet.compile(["logs/{1..999}{1..999}.log", "logs/{1..3}.txt"], dir);
+    expect((globs as unknown as { globs: unknown[] }).globs.length).toBeLessThanOrEqual(4);
+    expect(globs.matches(path.join(dir, "logs", "12345.log"))).toBe(true);
+    expect(globs.matches(path.join(dir, "logs", "2.txt"))).toBe(true);
+    expect(globs.matches(path.join(dir, "logs", "4.txt"))).toBe(false);
+  });
+});
+
+describe("a glob's {…} range judged whole", () => {
+  it("matches the numbers it spans, not a class of their digits", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "logs"));
+    const globs = await GlobSet.compile(["logs/{1..999}.log", "logs/{2..10}{a,b,c,d,e,f,g,h,i,j,k}{a,b,c,d,e,f,g,h,i,j,k}.txt", "logs/{1..1000000..2}.csv"], dir);
+    for (const f of ["1.log", "12.log", "999.log", "10ab.txt", "2kk.txt"]) expect(globs.matches(path.join(dir, "logs", f)), f).toBe(true);
+    for (const f of ["1000.log", "0.log", "1ab.txt", "11ab.txt", "1.csv"]) expect(globs.matches(path.join(dir, "logs", f)), f).toBe(false);
+  });
+});
