@@ -126,7 +126,8 @@ function braceAlternatives(g: string): string[] {
   const commas = g.split(",").length - 1;
   if ((commas + 1) ** opens * rangeChoices(g) > MAX_ALTERNATIVES) return [g];
   try {
-    return braces(g, { expand: true, keepEscaping: true, rangeLimit: MAX_ALTERNATIVES });
+    // an empty choice (`notes/{a.md,}`) names the folder itself, which no wildcard glob matches (picomatch refuses "")
+    return braces(g, { expand: true, keepEscaping: true, rangeLimit: MAX_ALTERNATIVES }).filter((a) => a !== "");
   } catch {
     // a range past braces' own limit (`{1..100000}`)
     return [g];

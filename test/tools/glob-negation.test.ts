@@ -146,3 +146,15 @@ describe("a glob's {…} range judged whole", () => {
     for (const f of ["1000.log", "0.log", "1ab.txt", "11ab.txt", "1.csv"]) expect(globs.matches(path.join(dir, "logs", f)), f).toBe(false);
   });
 });
+
+describe("a glob's empty {…} choice", () => {
+  it("names nothing below the folder, as the whole glob did, rather than failing the call (notes/{a.md,})", async () => {
+    const dir = realpathSync(fresh());
+    mkdirSync(path.join(dir, "notes"));
+    writeFileSync(path.join(dir, "notes", "a.md"), "x\n");
+    const globs = await GlobSet.compile(["notes/{a.md,}", "notes/{,}"], dir);
+    expect(globs.matches(path.join(dir, "notes", "a.md"))).toBe(true);
+    expect(globs.matches(path.join(dir, "notes", "b.md"))).toBe(false);
+    expect(globs.matches(path.join(dir, "notes"))).toBe(false);
+  });
+});
