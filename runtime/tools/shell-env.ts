@@ -3,7 +3,7 @@
 // API key vvm itself uses, nor other keys, tokens and passwords (spec/agent-calls.md §8 "bash").
 
 /** Names that hold credentials by convention: matched as whole `_`-separated words, in any case. */
-const SECRET_WORDS = ["KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS", "AUTH", "COOKIE", "SESSION", "PAT", "PRIVATE", "SIGNATURE", "DSN", "PASSPHRASE", "PWD", "JWT"];
+const SECRET_WORDS = ["KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS", "AUTH", "COOKIE", "SESSION", "PAT", "PRIVATE", "SIGNATURE", "DSN", "PASSPHRASE", "PWD", "JWT", "SSHPASS"];
 /** Names that hold one of SECRET_WORDS but no credential: the shell's working directory. */
 const NOT_SECRET = ["PWD"];
 /** Whole prefixes: everything vvm's own provider reads, and cloud credential families. */

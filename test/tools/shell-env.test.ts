@@ -42,3 +42,10 @@ describe("credentials the first lists missed", () => {
     expect(Object.keys(env).sort()).toEqual(["HF_HOME", "NPM_CONFIG_CACHE", "OLDPWD", "PASSAGE", "PWD"]);
   });
 });
+
+describe("a password under its tool's own name", () => {
+  it("sshpass -e's SSHPASS is withheld, as MYSQL_PWD and PGPASSWORD are", () => {
+    const { withheld } = commandEnv({ SSHPASS: "hunter2", PGPASSWORD: "hunter2", COMPASS_HOME: "/opt/compass" });
+    expect(withheld).toEqual(["PGPASSWORD", "SSHPASS"]);
+  });
+});
