@@ -147,10 +147,10 @@ export async function readBinding(run: RunInfo, nameOrId: string): Promise<{ bin
   }
 }
 
-/** Remove a run directory: its entries are removed, never followed (links included). */
 /** A run left as it is because its folder, `.vvm/runs` or `.vvm` is no longer a real directory (gone, or swapped for a link). */
 export class NotRemoved extends Error {}
 
+/** Remove a run directory: its entries are removed, never followed (links included). Throws NotRemoved when it is not one. */
 export function removeRun(run: RunSummary): void {
   // the run, .vvm/runs and .vvm are all real directories: a link anywhere there would take the removal elsewhere
   const root = path.dirname(run.dir);
