@@ -1,6 +1,7 @@
 // The resolver: one pass over a parsed module that checks names, agents, placeholders and control flow
 // (spec/language.md §16) against the module's scope layout, which the interpreter then reads (spec/language.md §6).
 // It collects every problem; it never stops at the first.
+import path from "node:path";
 import type { AgentCall, AgentDecl, AgentRef, Call, DefStmt, ExportTarget, Expr, InputDecl, KwArg, Program, Span, Stmt, Template } from "../../grammar/ast.ts";
 import { diagnostic, type Code, type Diagnostic } from "../../grammar/diagnostics.ts";
 import {
@@ -215,7 +216,8 @@ class Resolver {
       if (s.kind !== "FromImport" || s.isAgent) continue;
       const alias = s.alias ?? s.name;
       const span = s.aliasSpan ?? s.nameSpan;
-      const key = `${s.path.value}\0${s.name}`;
+      // one module however its path is spelled (`./m.vvm`, `./sub/../m.vvm`)
+      const key = `${path.posix.normalize(s.path.value)}\0${s.name}`;
       const first = imports.get(alias);
       if (!first) imports.set(alias, { key, span });
       else if (first.key !== key) this.report("E021", `'${alias}' is already imported at line ${first.span.line}; import one of them under another name (as …)`, span);
