@@ -38,8 +38,7 @@ export const GLOB_OPTIONS = { dot: false, nonegate: true, posix: true, expandRan
 function rangeSource(...args: unknown[]): string {
   const ends = args.filter((a): a is string => typeof a === "string"); // (picomatch passes its options last)
   const [from, to, step] = ends;
-  const count = (a: string, b: string) => Math.abs(/\d/.test(a) && /\d/.test(b) ? Number(b) - Number(a) : b.codePointAt(0)! - a.codePointAt(0)!);
-  if (step !== undefined && !(count(from!, to!) / Math.max(1, Math.abs(Number(step)) || 1) < MAX_ALTERNATIVES)) return "(?!)";
+  if (step !== undefined && !((rangeSize(from!, to!) - 1) / Math.max(1, Math.abs(Number(step)) || 1) < MAX_ALTERNATIVES)) return "(?!)";
   try {
     return braces(`{${ends.join("..")}}`, { rangeLimit: MAX_ALTERNATIVES })[0] ?? "(?!)";
   } catch {
@@ -156,11 +155,16 @@ function rangeChoices(g: string): number {
   let product = 1;
   let measured = 0;
   for (const [, from, to] of g.matchAll(/\{(-?\d+|[^{},.\\])\.\.(-?\d+|[^{},.\\])\}/g)) {
-    const numbers = /\d/.test(from!) && /\d/.test(to!);
-    product *= Math.abs(numbers ? Number(to) - Number(from) : to!.codePointAt(0)! - from!.codePointAt(0)!) + 1;
+    product *= rangeSize(from!, to!);
     measured++;
   }
   return product * MAX_ALTERNATIVES ** (g.split("..").length - 1 - measured);
+}
+
+/** How many values `{from..to}` holds, unstepped: numbers when both ends have digits, else characters by code point. */
+function rangeSize(from: string, to: string): number {
+  const numbers = /\d/.test(from) && /\d/.test(to);
+  return Math.abs(numbers ? Number(to) - Number(from) : to.codePointAt(0)! - from.codePointAt(0)!) + 1;
 }
 
 function hasDotName(rel: string): boolean {
