@@ -144,10 +144,8 @@ class Resolver {
 
   /** W022: a configuration key given twice in one declaration, `.with(...)` or inline agent. */
   private checkRepeatedKeys(kwargs: KwArg[], kind: "decl" | "with" | "inline"): void {
-    const seen = new Set<string>();
-    for (const kw of kwargs) {
-      if (!seen.has(kw.name)) seen.add(kw.name);
-      else if (kind === "decl") this.report("W022", `agent configuration key '${kw.name}' is given twice; the last one is used`, kw.nameSpan);
+    for (const kw of repeated(kwargs, (k) => k.name)) {
+      if (kind === "decl") this.report("W022", `agent configuration key '${kw.name}' is given twice; the last one is used`, kw.nameSpan);
       else this.report("W022", `agent configuration key '${kw.name}' is given twice; the call raises when it runs`, kw.nameSpan);
     }
   }
@@ -377,11 +375,9 @@ class Resolver {
         this.walkExpr(s.subject, ctx);
         this.checkTemplate(s.criterion, ctx);
         this.bindCheck(s.binding, s.bindingSpan);
-        for (const [i, o] of s.options.entries()) {
-          // the judge picks a label, and a label picks its first option: a second one with that label never runs
-          if (s.options.findIndex((p) => p.label === o.label) < i) this.report("W022", `option '${o.label}' is given twice in this choose; only the first of them can run`, o.labelSpan);
-          this.walkBlock(o.body, inner);
-        }
+        // the judge picks a label, and a label picks its first option: a second one with that label never runs
+        for (const o of repeated(s.options, (p) => p.label)) this.report("W022", `option '${o.label}' is given twice in this choose; only the first of them can run`, o.labelSpan);
+        for (const o of s.options) this.walkBlock(o.body, inner);
         return;
       case "Constrain":
         this.checkConstrain(s.target, s.targetSpan, s.span, ctx);
@@ -537,12 +533,8 @@ class Resolver {
       }
       case "Object": {
         // `{"a": 1, "a": 2}` keeps the last value without a word (pack raises for the same mistake)
-        const keys = new Set<string>();
-        for (const entry of e.entries) {
-          if (keys.has(entry.key)) this.report("W022", `key '${entry.key}' is given twice in this object; the last one is kept`, entry.keySpan);
-          keys.add(entry.key);
-          this.walkExpr(entry.value, ctx);
-        }
+        for (const entry of repeated(e.entries, (x) => x.key)) this.report("W022", `key '${entry.key}' is given twice in this object; the last one is kept`, entry.keySpan);
+        for (const entry of e.entries) this.walkExpr(entry.value, ctx);
         return;
       }
       case "Member":
@@ -628,4 +620,15 @@ function namesIn(e: Expr): { name: string; span: Span }[] {
     for (const c of childExprs(x)) stack.push(c);
   }
   return out;
+}
+
+/** The items whose key an earlier item already had (W022: a key, label or option given twice), in order. */
+function repeated<T>(items: readonly T[], keyOf: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const key = keyOf(item);
+    if (seen.has(key)) return true;
+    seen.add(key);
+    return false;
+  });
 }
