@@ -37,9 +37,9 @@ export function runsRoot(project: string): string | null {
 }
 
 /**
- * The runs under a project, oldest first (run ids sort by start time). One state.md at a time, and of each
- * only the header is parsed and the index rows counted: a project can hold many runs, and a copied-in
- * state.md can be as large as the cap.
+ * The runs under a project, oldest first (by the run id's second, then state.md's Started). One state.md at
+ * a time, and of each only the header is parsed and the index rows counted: a project can hold many runs,
+ * and a copied-in state.md can be as large as the cap.
  */
 export async function listRuns(project: string): Promise<RunSummary[]> {
   const root = runsRoot(project);
@@ -57,7 +57,21 @@ export async function listRuns(project: string): Promise<RunSummary[]> {
     }
     out.push(info);
   }
-  return out;
+  // Run ids sort by their second only, then by their random part: two runs started within one second are put
+  // in order by the time their state.md gives to the millisecond, so `prune --keep` never keeps the older.
+  // A run whose Started cannot be read (or lies outside its id's second: edited by hand) goes last in its second.
+  const within = (r: RunSummary) => {
+    const t = r.started === null ? NaN : Date.parse(r.started);
+    const second = Date.parse(idTime(r.id));
+    return t >= second && t < second + 1000 ? t - second : 1000;
+  };
+  const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return out.sort((a, b) => order(a.id.slice(0, 15), b.id.slice(0, 15)) || within(a) - within(b) || order(a.id, b.id));
+}
+
+/** `20260127-143052-…` as an ISO time (UTC): when the run started, to the second. */
+export function idTime(id: string): string {
+  return `${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6, 8)}T${id.slice(9, 11)}:${id.slice(11, 13)}:${id.slice(13, 15)}Z`;
 }
 
 /** How far into state.md its header lies (the runtime writes four short lines after the title). */

@@ -4,7 +4,7 @@
 import { lstat } from "node:fs/promises";
 import path from "node:path";
 import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
-import { listRuns, NotRemoved, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
+import { idTime, listRuns, NotRemoved, removeRun, type RunSummary } from "../../runtime/state/runs.ts";
 import { printable, vvmLine } from "../printable.ts";
 import { sinceTime } from "./memory-log.ts";
 import { runsCommand, statusOf, type RunsFlags } from "./runs.ts";
@@ -68,9 +68,4 @@ async function stateChanged(r: RunSummary): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-/** `20260127-143052-…` as an ISO time (UTC), for a run without a readable state.md. */
-function idTime(id: string): string {
-  return `${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6, 8)}T${id.slice(9, 11)}:${id.slice(11, 13)}:${id.slice(13, 15)}Z`;
 }

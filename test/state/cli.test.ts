@@ -90,8 +90,12 @@ describe("vvm runs", () => {
       path.join(dir, "main.vvm"),
       ['agent a(model="haiku")', "notes = @a `Take notes.`(())", "notes = @a `Take more notes.`(())", "@a `Ping \u001b]0;owned\u0007.`(())", "export notes", ""].join("\n"),
     );
-    for (let i = 0; i < 3; i++) expect((await runCli(["run", "main.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: dir })).code).toBe(0);
-    ids = readdirSync(path.join(dir, ".vvm", "runs")).sort();
+    // in the order they were made: runs within one second do not sort by id
+    ids = [];
+    for (let i = 0; i < 3; i++) {
+      expect((await runCli(["run", "main.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: dir })).code).toBe(0);
+      ids.push(readdirSync(path.join(dir, ".vvm", "runs")).find((id) => !ids.includes(id))!);
+    }
   });
 
   it("ls lists the runs, oldest first", async () => {
@@ -234,6 +238,23 @@ describe("vvm runs", () => {
     const r = await runCli(["runs", "prune", "--keep", "1"], { cwd: own });
     expect(r.stdout).toContain("removed 2 runs");
     expect(readdirSync(path.join(own, ".vvm", "runs"))).toEqual([ids[2]]);
+  });
+
+  it("runs started within one second are in the order of their Started time, not of their ids' random part: prune --keep keeps the newest", async () => {
+    const d = mkdtempSync(path.join(tmp, "second-"));
+    // made in this order; the later run's random part sorts first
+    const runs = [
+      ["20260101-000000-ffffff", "2026-01-01T00:00:00.100Z"],
+      ["20260101-000000-000000", "2026-01-01T00:00:00.900Z"],
+    ];
+    for (const [id, started] of runs) {
+      mkdirSync(path.join(d, ".vvm", "runs", id!, "bindings"), { recursive: true });
+      writeFileSync(path.join(d, ".vvm", "runs", id!, "state.md"), `# VVM Run: ${id}\n\nProgram: p.vvm\nStarted: ${started}\nUpdated: ${started}\nStatus: completed\n`);
+    }
+    const ls = await runCli(["runs", "ls", d]);
+    expect(ls.stdout.indexOf("ffffff")).toBeLessThan(ls.stdout.indexOf("000000  "));
+    expect(await runCli(["runs", "prune", "--keep", "1", "--dir", d])).toMatchObject({ code: 0, stdout: "removed 20260101-000000-ffffff (completed)\nremoved 1 run\n" });
+    expect(readdirSync(path.join(d, ".vvm", "runs"))).toEqual(["20260101-000000-000000"]);
   });
 
   it("a .vvm that is a symbolic link stops a filesystem-state run before anything runs", async () => {
