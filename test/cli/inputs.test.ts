@@ -133,6 +133,15 @@ describe("vvm run --arg", () => {
     expect(r.stdout).toBe("");
   });
 
+  it("nesting is counted from the outside of what is read: 1,000 levels in an --arg, 999 in a field of an --input file, whose object is the first", async () => {
+    const source = ["input a", "n = len(a)", "export n", ""].join("\n");
+    const nest = (n: number) => "[".repeat(n) + "]".repeat(n);
+    expect(exportsOf(await run(["--arg", `a=${nest(1000)}`], { source }))).toEqual({ n: 1 });
+    usage(await run(["--arg", `a=${nest(1001)}`], { source }), "vvm: --arg a: objects and lists nested deeper than 1000 levels are not supported");
+    expect(exportsOf(await run(["--input", "in.json"], { source, files: { "in.json": `{"a": ${nest(999)}}` } }))).toEqual({ n: 1 });
+    usage(await run(["--input", "in.json"], { source, files: { "in.json": `{"a": ${nest(1000)}}` } }), "vvm: --input in.json:1:1006: objects and lists nested deeper than 1000 levels are not supported");
+  });
+
   it("an --arg wins over the --input file's field", async () => {
     const r = await run(["--input", "in.json", "--arg", "tone=curt"], { files: { "in.json": '{"ticket": "t", "tone": "warm"}' } });
     expect(exportsOf(r)).toMatchObject({ ticket: "t", tone: "curt" });
