@@ -104,7 +104,9 @@ export function parseTestFile(text: string, file: string, shown: string): TestFi
   const script = top.has("script") ? r.script(top.get("script")!, "script") : null;
   const testsNode = top.get("tests");
   if (!testsNode) r.fail(root, 'the test file: missing "tests", a list of tests');
-  if (!isSeq(testsNode) || testsNode.items.length === 0) r.fail(testsNode, "tests: expected a list of tests such as [{ name: ..., expect: { ... } }]");
+  if (!isSeq(testsNode)) r.fail(testsNode, "tests: expected a list of tests such as [{ name: ..., expect: { ... } }]");
+  // a file that tests nothing would pass unnoticed, as if its program were tested
+  if ((testsNode as YAMLSeq).items.length === 0) r.fail(testsNode, "tests: the list is empty: a test file holds at least one test, such as { name: ..., expect: { ... } }");
   const names = new Set<string>();
   const tests = (testsNode as YAMLSeq).items.map((item, i) => {
     const t = r.test(item as YamlNode, `tests[${i}]`, script);

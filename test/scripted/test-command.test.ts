@@ -216,6 +216,8 @@ describe("vvm test", () => {
       ["YAML syntax", "tests: [\n", "bad.test.yaml:2:1: not valid YAML:"],
       ["unknown field", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { export: {} }\n", 'bad.test.yaml:5:15: test "x": expect: unknown field "export" (expected one of: exports,'],
       ["no tests", "program: main.vvm\n", 'bad.test.yaml:1:1: the test file: missing "tests", a list of tests'],
+      ["an empty list of tests", "program: main.vvm\nscript: []\ntests: []\n", "bad.test.yaml:3:8: tests: the list is empty: a test file holds at least one test"],
+      ["tests that are not a list", "program: main.vvm\nscript: []\ntests: { name: x }\n", "bad.test.yaml:3:8: tests: expected a list of tests such as"],
       ["a bad rule, at its place in the test file", "program: main.vvm\ntests:\n  - name: x\n    script:\n      - { reply: x, verdict: true }\n    expect: {}\n", "bad.test.yaml:5:9: rule 1: give exactly one answer"],
       ["no script", "program: main.vvm\ntests:\n  - name: x\n    expect: {}\n", 'bad.test.yaml:3:5: test "x": no script: give the rules'],
       ["a count that is not one", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { calls: { a: -1 } }\n", 'bad.test.yaml:5:27: test "x": expect.calls.a: expected a whole number of at least 0'],
