@@ -57,7 +57,9 @@ function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
   const eq = value.indexOf("=");
   const name = eq < 0 ? value : value.slice(0, eq);
   if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new InvalidArgumentError(`expected name=value with an input's name, such as topic="solar power"${eq < 0 ? " (no '=' found)" : ""}`);
+    // say which part is wrong: `--arg my-topic=x` has its '=', and it is the name an input cannot have
+    const why = eq < 0 ? " (no '=' found)" : name === "" ? " (no name before '=')" : ` ('${name}' cannot be an input's name: ASCII letters, digits and _, not starting with a digit)`;
+    throw new InvalidArgumentError(`expected name=value with an input's name, such as topic="solar power"${why}`);
   }
   return [...previous, { name, text: value.slice(eq + 1) }];
 }

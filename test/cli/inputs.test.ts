@@ -158,8 +158,15 @@ describe("vvm run --arg", () => {
     usage(await run(["--arg", 'ticket={"id": 1, "id": 2}']), 'vvm: --arg ticket: the field "id" is given twice in this object');
   });
 
-  it.each([["ticket"], ["=x"], ["1x=2"], ["a-b=2"]])("--arg %s is not name=value: usage error from the command line", async (arg) => {
+  it.each([
+    ["ticket", "(no '=' found)"],
+    ["=x", "(no name before '=')"],
+    ["1x=2", "('1x' cannot be an input's name: ASCII letters, digits and _, not starting with a digit)"],
+    ["a-b=2", "('a-b' cannot be an input's name"],
+    ["tïcket=2", "('tïcket' cannot be an input's name"],
+  ])("--arg %s is not name=value: usage error from the command line, saying which part is wrong", async (arg, why) => {
     usage(await run(["--arg", arg]), /option '--arg <name=value>' argument .* is invalid\. expected name=value with an input's name/);
+    usage(await run(["--arg", arg]), why);
   });
 });
 
