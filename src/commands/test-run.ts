@@ -58,8 +58,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
     await copyTree(programDir, project);
     await mkdir(home);
-    if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory");
-    if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory");
+    if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), `memory: ${displayPath(t.memory, io)}`);
+    if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), `user_memory: ${displayPath(t.userMemory, io)}`);
     const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     if (t.inputFile !== null) await inputFileReadable(t.inputFile, displayPath(t.inputFile, io));
@@ -109,7 +109,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     return await check({
       code,
       // vvm run names the copy's files relative to the copy (its working directory)
-      stderr: stderr.replace(/^[^\s:][^:\n]*(?=:\d+:\d+: )/gm, (f) => showPath(path.resolve(project, f))),
+      // and the test's input_file (given to vvm run by its whole path) as the test names it
+      stderr: inputFileNamed(stderr.replace(/^[^\s:][^:\n]*(?=:\d+:\d+: )/gm, (f) => showPath(path.resolve(project, f))), t.inputFile, io),
       exports: exportsOf(stdout),
       outcome: o?.kind ?? null,
       raised: o?.kind === "raised" ? raisedOf(o.error as VObject) : null,
@@ -121,6 +122,11 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/** vvm run's `--input /abs/in.json: …` as the test file says it: `input_file in.json: …`. */
+function inputFileNamed(stderr: string, file: string | null, io: CliIO): string {
+  return file === null ? stderr : stderr.split(`--input ${file}`).join(`input_file ${displayPath(file, io)}`);
 }
 
 /** A test's own problem with its files (a fixture that is not a folder): said as the test's failure. */
@@ -190,18 +196,19 @@ async function copyTree(from: string, to: string, what = "the program's folder")
   }
 }
 
-async function copyFixture(from: string, to: string, field: string): Promise<void> {
+/** `shown` is the field and the folder as the person knows it (`memory: fixtures/mem`). */
+async function copyFixture(from: string, to: string, shown: string): Promise<void> {
   let isDir = false;
   try {
     isDir = (await stat(from)).isDirectory();
   } catch {
     // said below
   }
-  if (!isDir) throw new TestSetupError(`${field}: ${from} is not a folder (give a folder laid out as .vvm/memory)`);
+  if (!isDir) throw new TestSetupError(`${shown} is not a folder (give a folder laid out as .vvm/memory)`);
   const real = await realpath(from);
-  if (within(real, to)) throw new TestSetupError(`${field}: ${from} holds the test's own copy of the program (${to}), so it cannot be copied into it: give a folder laid out as .vvm/memory`);
+  if (within(real, to)) throw new TestSetupError(`${shown} holds the test's own copy of the program (${to}), so it cannot be copied into it: give a folder laid out as .vvm/memory`);
   await mkdir(path.dirname(to), { recursive: true });
-  await copyTree(real, to, field);
+  await copyTree(real, to, shown.slice(0, shown.indexOf(":")));
 }
 
 /** Whether `p` is `dir` or inside it (both real paths). */

@@ -375,6 +375,31 @@ describe("vvm test", () => {
     expect(r.stdout).toContain(`FAIL  ok.test.yaml:3: a: no script rule answered agent call 'a' at sub/ok.vvm:2:5: "hi"`);
   });
 
+  it("a test's input_file or memory fixture that cannot be used is named as the test file names it, not by its whole path", async () => {
+    const p = writeProgram({
+      "sub/main.vvm": "input topic\nexport topic\n",
+      "sub/latin1.json": new Uint8Array([0x7b, 0x22, 0x74, 0x6f, 0x70, 0x69, 0x63, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]),
+      "sub/main.test.yaml": [
+        "script: []",
+        "tests:",
+        "  - { name: not UTF-8, input_file: latin1.json, expect: {} }",
+        "  - { name: missing, input_file: nothere.json, expect: {} }",
+        "  - { name: no fixture, inputs: { topic: x }, memory: nomem, expect: {} }",
+        "",
+      ].join("\n"),
+    });
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toBe(
+      [
+        "FAIL  sub/main.test.yaml:3: not UTF-8: the program did not run (vvm run exit 64): input_file sub/latin1.json: not UTF-8 text (a JSON file must be UTF-8)",
+        "FAIL  sub/main.test.yaml:4: missing: the program did not run (vvm run exit 64): input_file sub/nothere.json: no such file",
+        "FAIL  sub/main.test.yaml:5: no fixture: memory: sub/nomem is not a folder (give a folder laid out as .vvm/memory)",
+        "0 passed, 3 failed",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("exit 64 for a path that does not exist or a folder without test files", async () => {
     const p = writeProgram({ "main.vvm": MAIN });
     const missing = await runCli(["test", "nothere"], { cwd: p.dir });
