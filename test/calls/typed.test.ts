@@ -257,6 +257,20 @@ describe("the expense example (upstream 07 with returns=)", () => {
   });
 });
 
+describe("the trace of a typed call", () => {
+  it("gives reasks, and reply_chars null; nothing of the reply or the value is written", async () => {
+    const file = await program("traced.vvm", ['agent a(model="haiku")', 'r = @a `Count.`("secret-input", returns={count: "integer"}, retry=1)', "export r", ""].join("\n"));
+    const script = path.join(dir, "traced.yaml");
+    await writeFile(script, `- { turn: 1, reply: '{"count": "twelve-words"}' }\n- { turn: 2, reply: '{"count": 12345}' }\n`);
+    const trace = path.join(dir, "traced.jsonl");
+    expect(exportsOf(await runCli(["run", file, "--script", script, "--trace", trace], { cwd: dir }))).toEqual({ r: { count: 12345 } });
+    const text = await readFile(trace, "utf8");
+    const call = text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === "call");
+    expect(call).toMatchObject({ ok: true, attempts: 2, reasks: 1, reply_chars: null });
+    for (const leak of ["twelve-words", "12345", "secret-input"]) expect(text).not.toContain(leak);
+  });
+});
+
 describe("a returns= value read once", () => {
   it("is compiled once per value, apart for calls with and without memory (one wraps the value, one does not)", async () => {
     const shape = fromJSON({ vendor: "string", amount: "number" });

@@ -400,6 +400,19 @@ describe("vvm test", () => {
     );
   });
 
+  it("Ctrl-C ends vvm test with exit 130, the test under way unfinished and no later test run", async () => {
+    const p = writeProgram({
+      "main.vvm": 'agent a(model="haiku")\nx = @a `slow`(1)\nexport x\n',
+      "main.test.yaml": "script:\n  - { match: slow, delay: 30s, reply: late }\ntests:\n  - { name: first, expect: {} }\n  - { name: second, expect: {} }\n",
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 1000);
+    const r = await runCli(["test"], { cwd: p.dir, signal: stop.signal });
+    expect(r.code).toBe(130);
+    expect(r.stdout).not.toContain("second");
+    expect(r.stdout).not.toMatch(/^PASS/m);
+  }, 20_000);
+
   it("exit 64 for a path that does not exist or a folder without test files", async () => {
     const p = writeProgram({ "main.vvm": MAIN });
     const missing = await runCli(["test", "nothere"], { cwd: p.dir });
