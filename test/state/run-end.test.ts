@@ -87,3 +87,15 @@ describe("typed calls in filesystem state", () => {
     expect(r.state).not.toMatch(/^\| n \|/m);
   });
 });
+
+describe("vvm runs cat", () => {
+  it("reads b and six or more digits as a binding id, even where a variable has that name", async () => {
+    const r = await run(['agent a(model="haiku")', "b000002 = @a `First.`(1)", "other = @a `Second.`(2)", "export other", ""].join("\n"));
+    expect(r.code).toBe(0);
+    const id = path.basename(r.runDir);
+    const cwd = path.dirname(path.dirname(path.dirname(r.runDir)));
+    expect(await runCli(["runs", "cat", id, "b000002"], { cwd })).toMatchObject({ code: 0, stdout: "[sim:a] Second.\n" });
+    expect(await runCli(["runs", "cat", id, "b000001"], { cwd })).toMatchObject({ code: 0, stdout: "[sim:a] First.\n" });
+    expect(await runCli(["runs", "cat", id, "b0000001"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringContaining("no binding file b0000001.md") });
+  });
+});
