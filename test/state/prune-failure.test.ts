@@ -28,9 +28,13 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 it("says which run it could not remove, exits 1, and removes the others", async () => {
   writeFileSync(path.join(tmp, "p.vvm"), "x = 1\nexport x\n");
-  for (let i = 0; i < 3; i++) expect((await runCli(["run", "p.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: tmp })).code).toBe(0);
   const runs = path.join(tmp, ".vvm", "runs");
-  const ids = readdirSync(runs).sort();
+  // in the order they were made: runs within one second do not sort by id
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    expect((await runCli(["run", "p.vvm", "--provider", "sim", "--state", "filesystem"], { cwd: tmp })).code).toBe(0);
+    ids.push(readdirSync(runs).find((id) => !ids.includes(id))!);
+  }
   expect(ids).toHaveLength(3);
   stuck.id = ids[0]!;
   const r = await runCli(["runs", "prune", "--keep", "0", "--dir", tmp]);
