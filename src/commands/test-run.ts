@@ -58,8 +58,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
     await copyTree(programDir, project);
     await mkdir(home);
-    if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), `memory: ${displayPath(t.memory, io)}`);
-    if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), `user_memory: ${displayPath(t.userMemory, io)}`);
+    if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory", displayPath(t.memory, io));
+    if (t.userMemory !== null) await copyFixture(t.userMemory, path.join(home, ".vvm", "memory"), "user_memory", displayPath(t.userMemory, io));
     const script = path.join(tmp, t.script.kind === "file" ? path.basename(t.script.path) : path.basename(file.file));
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     if (t.inputFile !== null) await inputFileReadable(t.inputFile, displayPath(t.inputFile, io));
@@ -196,19 +196,19 @@ async function copyTree(from: string, to: string, what = "the program's folder")
   }
 }
 
-/** `shown` is the field and the folder as the person knows it (`memory: fixtures/mem`). */
-async function copyFixture(from: string, to: string, shown: string): Promise<void> {
+/** `shown` is the folder as the person knows it (relative to the current directory). */
+async function copyFixture(from: string, to: string, field: string, shown: string): Promise<void> {
   let isDir = false;
   try {
     isDir = (await stat(from)).isDirectory();
   } catch {
     // said below
   }
-  if (!isDir) throw new TestSetupError(`${shown} is not a folder (give a folder laid out as .vvm/memory)`);
+  if (!isDir) throw new TestSetupError(`${field}: ${shown} is not a folder (give a folder laid out as .vvm/memory)`);
   const real = await realpath(from);
-  if (within(real, to)) throw new TestSetupError(`${shown} holds the test's own copy of the program (${to}), so it cannot be copied into it: give a folder laid out as .vvm/memory`);
+  if (within(real, to)) throw new TestSetupError(`${field}: ${shown} holds the test's own copy of the program (${to}), so it cannot be copied into it: give a folder laid out as .vvm/memory`);
   await mkdir(path.dirname(to), { recursive: true });
-  await copyTree(real, to, shown.slice(0, shown.indexOf(":")));
+  await copyTree(real, to, field);
 }
 
 /** Whether `p` is `dir` or inside it (both real paths). */
