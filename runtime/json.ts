@@ -275,8 +275,9 @@ class Parser {
     }
     const next = start + len < this.end ? this.text[start + len]! : "";
     if (r[1] === "0" && /[0-9]/.test(next)) throw new Problem("a number cannot start with 0 followed by more digits", start);
-    if (next === ".") throw new Problem(`expected a digit after '.', found ${this.found(start + len + 1)}`, start + len + 1);
-    if (next === "e" || next === "E") throw new Problem(`expected the exponent's digits, found ${this.found(start + len + 1)}`, start + len + 1);
+    // (a '.' or 'e' after a fraction or exponent that was read whole is not the start of one: it is text after the number)
+    if (next === "." && r[2] === undefined && r[3] === undefined) throw new Problem(`expected a digit after '.', found ${this.found(start + len + 1)}`, start + len + 1);
+    if ((next === "e" || next === "E") && r[3] === undefined) throw new Problem(`expected the exponent's digits, found ${this.found(start + len + 1)}`, start + len + 1);
     const n = Number(r[0]);
     const shown = r[0].length > 40 ? r[0].slice(0, 40) + "…" : r[0];
     if (!Number.isFinite(n)) throw new Problem(`the number ${shown} is too large`, start);

@@ -84,6 +84,11 @@ describe("parseJson", () => {
     ["01", "1:1 a number cannot start with 0 followed by more digits"],
     ["1.", "1:3 expected a digit after '.', found the end of the text"],
     ["1e", "1:3 expected the exponent's digits, found the end of the text"],
+    // a second fraction or exponent is text after a whole number, not a number missing its digits
+    ["1.5.3", "1:4 unexpected '.' after the JSON value (the text must hold one value)"],
+    ["[1e4E00]", "1:5 expected ',' or ']' after a list item, found 'E00'"],
+    ["1e5.0", "1:4 unexpected '.' after the JSON value (the text must hold one value)"],
+    ["1.5e", "1:5 expected the exponent's digits, found the end of the text"],
     ["-x", "1:2 expected a number after '-', found 'x'"],
     [".5", "1:1 expected a JSON value, found '.'"],
     ["1e400", "1:1 the number 1e400 is too large"],
