@@ -8,7 +8,7 @@ import { RANGE_MAX } from "./basics.ts";
 export function refine(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env?: CallEnv): Value | Promise<Value> {
   const [seed, max, doneFn, stepFn] = bindArgs("refine", SIGNATURES.refine.params, 4, args, kwargs, site);
   if (typeof max !== "number" || !Number.isInteger(max) || max < 0) {
-    throw thrown(`refine() needs a whole number of at least 0 for 'max', got ${typeName(max ?? null)}`, site);
+    throw thrown(`refine() needs a whole number of at least 0 for 'max', got ${typeName(max ?? null)}${typeof max === "number" ? ` ${max}` : ""}`, site);
   }
   // the reference loop is `for i in range(max)`: past range's cap it raises, and a loop of a quadrillion steps
   // through functions that cannot suspend never let Ctrl-C in (not even the second one, which kills vvm)
