@@ -52,7 +52,8 @@ export function showChar(ch: string): string {
 
 /**
  * An expression's source as a name (the key of `export <expression>`): its tokens in order, comments
- * dropped, one space wherever the source had a gap between two tokens, whitespace runs collapsed.
+ * dropped, one space wherever the source had a gap between two tokens; a string or template keeps its own
+ * spaces and line breaks (they are its value, not a gap).
  */
 export function expressionKey(text: string): string {
   let out = "";
@@ -62,7 +63,7 @@ export function expressionKey(text: string): string {
     out += t.image;
     end = t.startOffset + t.image.length;
   }
-  return out.replace(/\s+/g, " ");
+  return out;
 }
 
 export function parse(source: string, path: string): ParseResult {
