@@ -91,9 +91,6 @@ export class AnthropicProvider implements Provider {
     if (req.memoryContext) system.push({ type: "text", text: req.memoryContext, ...(marks.memory ? EPHEMERAL : {}) });
     if (system.length > 0) params.system = system;
     const msg = await this.send(params, req.signal);
-    if (msg.stop_reason === "refusal") {
-      throw new ProviderError("rejected", "the model refused to answer (stop_reason \"refusal\")", false, null, msg.requestId, null, msg.usage);
-    }
     const blocks: AssistantBlock[] = [];
     const toolUses: ToolUse[] = [];
     for (const b of msg.content) {
@@ -145,11 +142,13 @@ export class AnthropicProvider implements Provider {
       },
       req.signal,
     );
-    // A reply without the forced tool call, or with an answer outside the schema, is "uncertain".
-    const answer = msg.content.find((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use" && b.name === tool.name)
-      ?.input as Record<string, unknown> | undefined;
-    const verdict = !choosing && typeof answer?.verdict === "boolean" ? answer.verdict : null;
-    const label = choosing && typeof answer?.label === "string" ? answer.label : null;
+    // A reply without the forced tool call, or with an answer outside the schema, is "uncertain"; so is one that
+    // calls the tool several times with different answers ("yes" and "no"), rather than the first of them winning.
+    const answers = msg.content
+      .filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use" && b.name === tool.name)
+      .map((b) => b.input as Record<string, unknown>);
+    const verdict = choosing ? null : sole(answers.map((a) => (typeof a.verdict === "boolean" ? a.verdict : null)));
+    const label = choosing ? sole(answers.map((a) => (typeof a.label === "string" ? a.label : null))) : null;
     return { verdict, label, model: msg.model, usage: msg.usage, requestId: msg.requestId };
   }
 
@@ -187,6 +186,8 @@ export class AnthropicProvider implements Provider {
     };
     const model = typeof msg.model === "string" ? msg.model : params.model;
     const stop = typeof msg.stop_reason === "string" ? msg.stop_reason : null;
+    // a refusal is no answer, for a judge too: a verdict in the refused reply is not taken
+    if (stop === "refusal") throw new ProviderError("rejected", 'the model refused to answer (stop_reason "refusal")', false, null, requestId, null, usage);
     return { content: msg.content, model, stop_reason: stop, usage, requestId };
   }
 }
@@ -287,6 +288,12 @@ function malformed(msg: unknown): string | null {
     if (block.type === "tool_use" && (typeof block.input !== "object" || block.input === null || Array.isArray(block.input))) return "a tool_use block whose input is not an object";
   }
   return null;
+}
+
+/** The one answer every use of the judge's tool gave, or null (none, an unusable one, or two that differ). */
+function sole<T>(answers: (T | null)[]): T | null {
+  const first = answers[0] ?? null;
+  return answers.every((a) => a !== null && a === first) ? first : null;
 }
 
 function textOf(blocks: ContentBlock[]): string {

@@ -354,6 +354,49 @@ describe("judges", () => {
     ]);
   });
 
+  it("a reply that uses the judge's tool twice with different answers is uncertain, not its first answer; the same answer twice stands", async () => {
+    const reply = (...inputs: Record<string, unknown>[]) => ({
+      type: "body" as const,
+      body: JSON.stringify({
+        id: "msg_twice", type: "message", role: "assistant", model: MODEL_ALIASES.haiku, stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 5 },
+        content: inputs.map((input, i) => ({ type: "tool_use", id: `toolu_${i}`, name: "label" in input ? "choose_option" : "give_verdict", input })),
+      }),
+    });
+    standin.enqueue(
+      reply({ verdict: true }, { verdict: false }),
+      reply({ verdict: true }, { verdict: "yes" }),
+      reply({ verdict: true }, { verdict: true }),
+      reply({ label: "facts" }, { label: "apology" }),
+      reply({ label: "facts" }, { label: "facts" }),
+    );
+    const { rt, trace } = harness(provider());
+    expect(await rt.judge(judgeReq("predicate", "p", 1))).toBe(false);
+    expect(await rt.judge(judgeReq("predicate", "p", 1))).toBe(false);
+    expect(await rt.judge(judgeReq("predicate", "p", 1))).toBe(true);
+    expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("apology");
+    expect(await rt.choose(chooseReq("style", "t", ["apology", "facts"]))).toBe("facts");
+    expect(trace.events.filter((e) => e.type === "judge").map((e) => e.uncertain)).toEqual([true, true, false, true, false]);
+  });
+
+  it("a judge reply with stop_reason refusal fails the judge (rejected, not retried), whatever verdict it carries", async () => {
+    standin.enqueue({
+      type: "body",
+      body: JSON.stringify({
+        id: "msg_refused", type: "message", role: "assistant", model: MODEL_ALIASES.haiku, stop_reason: "refusal", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 5 },
+        content: [{ type: "tool_use", id: "toolu_1", name: "give_verdict", input: { verdict: true } }],
+      }),
+    });
+    const { rt, acc } = harness(provider());
+    const err = await rt.judge(judgeReq("require", "is safe", 1)).catch((e) => e);
+    expect(err).toBeInstanceOf(VvmRaise);
+    const e = errorOf((err as VvmRaise).value)!;
+    expect(e.message).toBe('the require judge failed after 1 attempt: the model refused to answer (stop_reason "refusal")');
+    expect(e.data).toMatchObject({ kind: "rejected", attempts: 1 });
+    expect(standin.requests.length).toBe(1);
+    // the refused attempt was billed
+    expect(acc.inputTokens).toBe(5);
+  });
+
   it("a failed judge raises thrown carrying the underlying kind and status, after 3 attempts for transient failures", async () => {
     standin.setHandler(() => ({ type: "error", status: 500 }));
     const { rt } = harness(provider());
