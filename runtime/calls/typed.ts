@@ -79,7 +79,9 @@ export type Decoded = { ok: true; value: Value; /** the patch as a vvm-memory bl
 
 /** The reply's text as JSON, validated; optional fields the reply left out read as unit. */
 export function decodeReply(typed: Typed, text: string): Decoded {
-  const r = parseJson(text, { fenced: true });
+  // a field given twice is refused, not read as its last value: which one the model meant is unknowable (a second
+  // "memory_patch" would otherwise replace the first unseen, where two vvm-memory blocks are refused)
+  const r = parseJson(text, { fenced: true, uniqueFields: true });
   if (!r.ok) return { ok: false, errors: [`the reply is not JSON: ${r.problem} (line ${r.line}, column ${r.column})`] };
   let errors: string[];
   try {

@@ -217,6 +217,35 @@ describe("typed calls through the SDK (stand-in)", () => {
     for (const k of keys) expect(await readFile(path.join(project, ".vvm/memory", k, "digest.md"), "utf8").catch(() => "")).not.toContain("should not be saved");
   });
 
+  it("re-ask a reply that gives a field twice rather than take its last value, and apply no memory_patch given twice", async () => {
+    const project = path.join(dir, "memory-twice");
+    await import("node:fs/promises").then((fs) => fs.mkdir(project, { recursive: true }));
+    const file = path.join(project, "p.vvm");
+    await writeFile(
+      file,
+      [
+        'agent clerk(model="haiku", prompt="x", returns={amount: "number"})',
+        'agent keeper(model="haiku", prompt="x", memory={ scope: "project", key: "k" }, returns={n: "number"})',
+        "a = @clerk `Read.`((), retry=1)",
+        "r = @keeper `Go.`(())",
+        "export pack(a, r)",
+      ].join("\n"),
+    );
+    standin.enqueue(
+      { type: "text", text: '{"amount": 1, "amount": 1000}' },
+      { type: "text", text: '{"amount": 1}' },
+      { type: "text", text: '{"value": {"n": 1}, "memory_patch": {"retain": ["A"]}, "memory_patch": {"retain": ["B"]}}' },
+    );
+    const res = await runCli(["run", file, "--allow-error-exports"], { cwd: project, env: standin.env() });
+    const out = exportsOf(res) as { a: unknown; r: { error: { kind: string; data: { errors: string[] } } } };
+    expect(out.a).toEqual({ amount: 1 });
+    expect(conversation(standin.requests[1]!)[2]).toEqual(["user", expect.stringContaining('- the reply is not JSON: the field "amount" is given twice in this object (line 1, column 15)')]);
+    expect(out.r.error.kind).toBe("rejected");
+    expect(out.r.error.data.errors).toEqual(['the reply is not JSON: the field "memory_patch" is given twice in this object (line 1, column 56)']);
+    const keys = await readdir(path.join(project, ".vvm/memory")).catch(() => []);
+    for (const k of keys) expect(await readFile(path.join(project, ".vvm/memory", k, "ledger.jsonl"), "utf8").catch(() => "")).not.toMatch(/"A"|"B"/);
+  });
+
   it("raise thrown at the call for a shape it cannot use, before any request", async () => {
     const file = await program("bad.vvm", ['agent clerk(model="haiku", prompt="x")', "shape = {n: \"nubmer\"}", 'r = @clerk `Go.`("x", returns=shape)', "export r"].join("\n"));
     const res = await runCli(["run", file], { cwd: dir, env: standin.env() });
