@@ -118,6 +118,9 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     const shown = unknown.map((k) => (/^[a-z_]{1,20}$/.test(k) ? `"${k}"` : "(a key not shown)"));
     return { ok: false, reason: `unknown key${unknown.length > 1 ? "s" : ""} ${shown.join(", ")} in the vvm-memory block (allowed: digest, retain)` };
   }
+  // JSON.parse keeps a key's last value: a block giving "retain" twice is as ambiguous as two blocks
+  const twice = topLevelKeys(body).find((k, i, all) => all.indexOf(k) !== i);
+  if (twice !== undefined) return { ok: false, reason: `"${twice}" is given twice in the vvm-memory block; which one was meant is unknowable, so none was applied` };
   const patch: Patch = { retain: [] };
   if ("digest" in o) {
     const d = o.digest;
@@ -150,6 +153,28 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     patch.retain = r as string[];
   }
   return { ok: true, patch };
+}
+
+/** The keys of the object that valid JSON text holds, in order, a key given twice listed twice. */
+function topLevelKeys(json: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  let keyNext = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (json[j] !== '"') j += json[j] === "\\" ? 2 : 1;
+      if (depth === 1 && keyNext) keys.push(JSON.parse(json.slice(i, j + 1)) as string);
+      keyNext = false;
+      i = j;
+    } else if (c === "{" || c === "[") {
+      depth++;
+      keyNext = depth === 1;
+    } else if (c === "}" || c === "]") depth--;
+    else if (c === "," && depth === 1) keyNext = true;
+  }
+  return keys;
 }
 
 function jsonType(v: unknown): string {

@@ -90,6 +90,9 @@ describe("parsePatch", () => {
     [JSON.stringify({ digest: "a\0b" }), /NUL/],
     ['{"digest": "half \\ud83d"}', /"digest" contains an unpaired surrogate/],
     ['{"retain": ["\\ude00 low half"]}', /retain\[0\] contains an unpaired surrogate/],
+    // JSON.parse would keep the last value of a key given twice: as ambiguous as two blocks
+    ['{"retain": ["first"], "retain": ["second"]}', /^"retain" is given twice in the vvm-memory block; which one was meant is unknowable, so none was applied$/],
+    ['{"digest": "a", "retain": ["x, {\\"digest\\": 1}"], "digest": "b"}', /^"digest" is given twice/],
   ])("rejects %s", (body, reason) => {
     const r = ok(body);
     expect(r.ok).toBe(false);
