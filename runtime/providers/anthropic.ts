@@ -103,6 +103,12 @@ export class AnthropicProvider implements Provider {
         blocks.push({ type: "server", block: b });
       }
     }
+    // Tools asked for though none were offered (the API never does; a broken proxy might): answering them as refused
+    // would need a request with tool results and no tools, which the API refuses, so the call ends here.
+    if (msg.stop_reason === "tool_use" && toolUses.length > 0 && tools.length === 0) {
+      const message = `the model asked for tools, but agent '${req.agentName}' was offered none (the API takes no tool results without tools); the call ended without a final answer`;
+      throw new ProviderError("rejected", message, false, null, msg.requestId, null, msg.usage);
+    }
     return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId, stopReason: msg.stop_reason ?? null, toolUses, content: blocks };
   }
 

@@ -175,6 +175,22 @@ describe("tools through the SDK", () => {
     ]);
   });
 
+  it("a reply asking for tools when none were offered ends the call as rejected, naming the agent, rather than going on to a request the API refuses", async () => {
+    const dir = await programDir();
+    standin.enqueue({ type: "tool_use", calls: [{ name: "read_file", input: { path: "secret.env" } }] }, { type: "text", text: "never asked" });
+    const { rt, trace } = harness(provider(), { programDir: dir });
+    const out = await rt.call(callReq(agent("plain"), "t", null, { retry: 2 }));
+    expect(errorOf(out)).toMatchObject({
+      kind: "rejected",
+      message: "the model asked for tools, but agent 'plain' was offered none (the API takes no tool results without tools); the call ended without a final answer",
+      data: { attempts: 1 },
+    });
+    // one request, offering no tools; no tool ran, and no request the API refuses went out
+    expect(standin.requests).toHaveLength(1);
+    expect(standin.requests[0].body.tools).toBeUndefined();
+    expect(trace.events.filter((e) => e.type === "tool")).toEqual([]);
+  });
+
   it("text cut inside a character and half surrogate pairs in the input never reach the API (it refuses them)", async () => {
     const dir = await programDir();
     // both cuts (read_file at LIMITS.lineChars, search_files at its line limit) land between an emoji's two halves
