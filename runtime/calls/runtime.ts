@@ -274,8 +274,10 @@ export class CallRuntime implements AgentRuntime {
       paused = reply.stopReason === "pause_turn" ? { content, text } : null;
       if (wanted.length === 0 && paused === null) return { ok: true, text, ...done };
       if (turn >= maxTurns) {
+        // a reply that only paused (stop_reason "pause_turn") asked for no tool of ours: say what it did
+        const still = wanted.length > 0 ? "the agent still asked for tools" : 'the API still paused the turn (stop_reason "pause_turn")';
         const message =
-          `the agent still asked for tools after ${turn} turn${turn === 1 ? "" : "s"} (max_turns=${maxTurns}), so the call ended without a final answer; ` +
+          `${still} after ${turn} turn${turn === 1 ? "" : "s"} (max_turns=${maxTurns}), so the call ended without a final answer; ` +
           `raise max_turns= on the agent or give it a smaller task`;
         return { ok: false, error: new ProviderError("rejected", message, false, null, reply.requestId), ...done };
       }

@@ -76,6 +76,15 @@ describe("network tools", () => {
     expect(await rt.call(callReq(agent("p", { permissions: perms({ network: "allow" }) }), "t", null))).toBe("Part one. Part two.");
   });
 
+  it("a turn the API keeps pausing ends at max_turns, saying it paused rather than that tools were asked for", async () => {
+    standin.setHandler(() => ({ type: "server_tools", uses: [{ name: "web_search", input: { query: "again" } }], text: "More. ", stopReason: "pause_turn" }));
+    const { rt } = harness(provider(), { programDir: root });
+    const out = await rt.call(callReq(agent("p", { permissions: perms({ network: "allow" }), max_turns: 3 }), "t", null));
+    expect(errorOf(out)).toMatchObject({ kind: "rejected", data: { turns: 3, attempts: 3 } });
+    expect(errorOf(out)!.message).toBe('the API still paused the turn (stop_reason "pause_turn") after 3 turns (max_turns=3), so the call ended without a final answer; raise max_turns= on the agent or give it a smaller task');
+    expect(standin.requests).toHaveLength(3);
+  });
+
   it('network="deny" and "prompt" offer no server tools (a model using one anyway is refused by the API)', async () => {
     for (const network of ["deny", "prompt"]) {
       standin.reset();
