@@ -251,8 +251,9 @@ export class Toolbox {
     const content = output !== null ? output.text : failure!.message;
     const denied = output === null && failure! instanceof ToolDenied;
     onEvent({
-      tool: use.name,
-      tool_use_id: use.id,
+      // as the reply wrote them: a made-up tool name or id is reply text of any length, so only its start is kept
+      tool: short(use.name, 64),
+      tool_use_id: short(use.id, 64),
       allowed: !denied,
       denied: denied ? (failure! as ToolDenied).permission : null,
       ok: output !== null,
@@ -313,7 +314,12 @@ function pathArg(input: unknown): string | null {
   if (typeof input !== "object" || input === null) return null;
   const o = input as Record<string, unknown>;
   const p = typeof o.path === "string" ? o.path : typeof o.pattern === "string" ? o.pattern : null;
-  return p === null ? null : p.length > 300 ? cutText(p, 300) + "…" : p;
+  return p === null ? null : short(p, 300);
+}
+
+/** A string from the reply for the trace: its first `max` characters, then `…`. */
+function short(s: string, max: number): string {
+  return s.length > max ? cutText(s, max) + "…" : s;
 }
 
 function jsonBytes(v: unknown): number {

@@ -191,6 +191,22 @@ describe("tools through the SDK", () => {
     expect(trace.events.filter((e) => e.type === "tool")).toEqual([]);
   });
 
+  it("a made-up tool name or id reaches the trace only as its first 64 characters (it is reply text of any length)", async () => {
+    const dir = await programDir();
+    const name = "token sk-live-from-docs " + "n".repeat(100_000);
+    const id = "toolu_" + "i".repeat(100_000);
+    standin.enqueue({ type: "tool_use", calls: [{ name, input: { path: "docs/guide.md" }, id }, { name: "read_file", input: { path: "docs/guide.md" } }] }, { type: "text", text: "done" });
+    const { rt, trace } = harness(provider(), { programDir: dir });
+    expect(await rt.call(callReq(agent("x", { permissions: perms({ read: ["docs/**"] }) }), "t", null))).toBe("done");
+    const events = trace.events.filter((e) => e.type === "tool");
+    expect(events.map((e) => [e.tool, e.tool_use_id, e.error])).toEqual([
+      [name.slice(0, 64) + "…", id.slice(0, 64) + "…", "unknown_tool"],
+      ["read_file", expect.stringMatching(/^toolu_req_standin_\d+_1$/), null],
+    ]);
+    // the result still answers the whole id, so the API can pair it with its use
+    expect(standin.requests[1].body.messages[2].content[0].tool_use_id).toBe(id);
+  });
+
   it("text cut inside a character and half surrogate pairs in the input never reach the API (it refuses them)", async () => {
     const dir = await programDir();
     // both cuts (read_file at LIMITS.lineChars, search_files at its line limit) land between an emoji's two halves
