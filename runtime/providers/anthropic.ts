@@ -190,7 +190,9 @@ export class AnthropicProvider implements Provider {
       cacheReadTokens: count(u?.cache_read_input_tokens),
       cacheWriteTokens: count(u?.cache_creation_input_tokens),
     };
-    const model = typeof msg.model === "string" ? msg.model : params.model;
+    // the name the reply was billed under goes into the summary line, --usage and the trace: one that is not a
+    // string, or too long to be a model id (a broken proxy's 1 MB of text), is taken as the model asked for
+    const model = typeof msg.model === "string" && msg.model.length <= MAX_MODEL_ID ? msg.model : params.model;
     const stop = typeof msg.stop_reason === "string" ? msg.stop_reason : null;
     // a refusal is no answer, for a judge too: a verdict in the refused reply is not taken
     if (stop === "refusal") throw new ProviderError("rejected", 'the model refused to answer (stop_reason "refusal")', false, null, requestId, null, usage);
@@ -353,6 +355,8 @@ function brief(message: string): string {
   return `${cut}… (${message.length - cut.length} characters more)`;
 }
 const MAX_DETAIL = 500;
+/** Longer than any model id (they are some 30 characters). */
+const MAX_MODEL_ID = 256;
 
 function describeCause(e: Error): string {
   const inner = e.cause instanceof Error ? ` (${e.cause.message})` : "";

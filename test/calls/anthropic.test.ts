@@ -306,6 +306,15 @@ describe("a reply's other fields", () => {
     expect(await rt.call(callReq(agent("a"), "t", null))).toBe("ok");
     expect([acc.inputTokens, acc.outputTokens, acc.cacheReadTokens]).toEqual([0, 4, 0]);
   });
+
+  it("a model name too long to be a model id is the model asked for, so it never reaches the summary line or the trace", async () => {
+    const long = "claude-" + "m".repeat(100_000);
+    standin.enqueue({ type: "body", body: JSON.stringify({ type: "message", role: "assistant", model: long, stop_reason: "end_turn", content: [{ type: "text", text: "ok" }], usage: { input_tokens: 1, output_tokens: 1 } }) });
+    const { rt, acc, trace } = harness(provider());
+    expect(await rt.call(callReq(agent("a", { model: "haiku" }), "t", null))).toBe("ok");
+    expect(trace.events.find((e) => e.type === "call_attempt")!.model).toBe(MODEL_ALIASES.haiku);
+    expect(JSON.stringify(acc.costs.summary())).not.toContain("mmmmmmmm");
+  });
 });
 
 describe("judges", () => {
