@@ -109,6 +109,13 @@ export class AnthropicProvider implements Provider {
       const message = `the model asked for tools, but agent '${req.agentName}' was offered none (the API takes no tool results without tools); the call ended without a final answer`;
       throw new ProviderError("rejected", message, false, null, msg.requestId, null, msg.usage);
     }
+    // Two tool uses under one id (the API never does; a broken proxy might) cannot both be answered: the API
+    // refuses the results, after both tools had run. So neither runs.
+    const twice = toolUses.find((u, i) => toolUses.findIndex((v) => v.id === u.id) !== i);
+    if (twice !== undefined) {
+      const message = `the reply asked for two tools under one tool_use id (${JSON.stringify(cutText(twice.id, 64))}), which the API cannot take results for; no tool ran, and the call ended without a final answer`;
+      throw new ProviderError("rejected", message, false, null, msg.requestId, null, msg.usage);
+    }
     return { text: textOf(msg.content), model: msg.model, usage: msg.usage, requestId: msg.requestId, stopReason: msg.stop_reason ?? null, toolUses, content: blocks };
   }
 

@@ -275,6 +275,7 @@ export function conversationProblem(body: any): string | null {
     if (Array.isArray(m.content) && m.content.length === 0) return `messages.${i}: content must not be empty`;
     for (const b of blocks) if (b.type === "text" && b.text === "") return `messages.${i}: text content blocks must be non-empty`;
     const uses = blocks.filter((b) => b.type === "tool_use").map((b) => b.id);
+    if (new Set(uses).size < uses.length) return `messages.${i}: \`tool_use\` ids must be unique`;
     const serverUses = blocks.filter((b) => b.type === "server_tool_use").map((b) => b.id);
     if (serverUses.length > 0) hasToolBlocks = true;
     const serverResults = new Set(blocks.filter((b) => b.type === "web_search_tool_result" || b.type === "web_fetch_tool_result").map((b) => b.tool_use_id));

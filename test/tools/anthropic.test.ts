@@ -1,6 +1,6 @@
 // The tool loop through the real SDK against the Messages API stand-in: every tool allowed and denied, the
 // wire format of tools, tool_use and tool_result, several tool calls in one turn, failures mid-loop.
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { AnthropicProvider } from "../../runtime/providers/anthropic.ts";
@@ -191,6 +191,24 @@ describe("tools through the SDK", () => {
     expect(trace.events.filter((e) => e.type === "tool")).toEqual([]);
   });
 
+  it("two tool uses under one id run neither tool: the API could not take both results (a broken proxy's reply)", async () => {
+    const dir = await programDir();
+    standin.enqueue(
+      { type: "tool_use", calls: [{ name: "write_file", input: { path: "notes/a.md", content: "a" }, id: "toolu_same" }, { name: "write_file", input: { path: "notes/b.md", content: "b" }, id: "toolu_same" }] },
+      { type: "text", text: "never asked" },
+    );
+    const { rt, trace } = harness(provider(), { programDir: dir });
+    const out = await rt.call(callReq(agent("scribe", { permissions: perms({ write: ["notes/**"] }) }), "t", null, { retry: 2 }));
+    expect(errorOf(out)).toMatchObject({
+      kind: "rejected",
+      message: 'the reply asked for two tools under one tool_use id ("toolu_same"), which the API cannot take results for; no tool ran, and the call ended without a final answer',
+      data: { attempts: 1 },
+    });
+    expect(standin.requests).toHaveLength(1);
+    expect(trace.events.filter((e) => e.type === "tool")).toEqual([]);
+    await expect(readdir(path.join(dir, "notes"))).rejects.toThrow();
+  });
+
   it("a made-up tool name or id reaches the trace only as its first 64 characters (it is reply text of any length)", async () => {
     const dir = await programDir();
     const name = "token sk-live-from-docs " + "n".repeat(100_000);
@@ -270,6 +288,8 @@ describe("the stand-in's conversation rules", () => {
     expect(conversationProblem({ tools, messages: [{ role: "user", content: "hi" }, use, { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x" }] }] })).toBeNull();
     expect(conversationProblem({ tools, messages: [{ role: "user", content: "hi" }, use, { role: "user", content: [{ type: "text", text: "no result" }] }] })).toMatch(/without `tool_result` blocks immediately after: a/);
     expect(conversationProblem({ tools, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "zz", content: "x" }] }] })).toMatch(/unexpected `tool_use_id`/);
+    const twice = { role: "assistant", content: [use.content[0], use.content[0]] };
+    expect(conversationProblem({ tools, messages: [{ role: "user", content: "hi" }, twice, { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x" }] }] })).toMatch(/ids must be unique/);
     expect(conversationProblem({ messages: [{ role: "user", content: "hi" }, use, { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x" }] }] })).toMatch(/must define tools/);
     expect(conversationProblem({ tools, messages: [{ role: "assistant", content: "x" }] })).toMatch(/expected role "user"/);
     expect(conversationProblem({ tools, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] })).toMatch(/non-empty/);
