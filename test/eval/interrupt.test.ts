@@ -1,6 +1,6 @@
 // Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
 import { describe, expect, it } from "vitest";
-import { collect, sigintAfter, spawnCli } from "../support/cli.ts";
+import { afterCpu, collect, sigintAfter, spawnCli } from "../support/cli.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
 
@@ -75,8 +75,10 @@ describe("interrupt through the CLI", () => {
 x = f(60)
 export x
 `);
-    // the program computes for well over a second before the signal comes
-    const r = await sigintAfter(spawnCli(["run", file, "--provider", "sim"]), 2500, 5000);
+    // the program computes for well over a second before the signal comes (start-up takes under one second of CPU)
+    const child = spawnCli(["run", file, "--provider", "sim"]);
+    await afterCpu(child, 2500);
+    const r = await sigintAfter(child, 0, 5000);
     expect(r.exit).toEqual({ code: null, signal: "SIGINT" });
     expect(r.ms).toBeLessThan(3000);
     expect(r.stdout).toBe("");

@@ -1,5 +1,6 @@
 // Run the real CLI in-process (fast) or as a child process (for signals, crashes and multi-process tests).
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../../src/cli.ts";
@@ -98,6 +99,29 @@ export function collect(child: ReturnType<typeof spawnCli>): Promise<CliResult> 
  * process that does not hear the signal fails the test rather than hanging it). `exit` is null when it had to
  * be killed; `ms` is how long it took to exit after the signal.
  */
+/**
+ * Wait until `child` has used `cpuMs` of processor time (from /proc; where there is none, that much wall time):
+ * a test of what a process does after a second of computing must not count the seconds a loaded machine
+ * keeps it waiting for a core.
+ */
+export async function afterCpu(child: ReturnType<typeof spawnCli>, cpuMs: number): Promise<void> {
+  const tick = 1000 / 100; // USER_HZ: Linux reports 100 clock ticks a second to user space
+  const t0 = Date.now();
+  for (;;) {
+    let used: number;
+    try {
+      // fields 14 and 15 (utime, stime) counted after the command name's closing parenthesis
+      const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      used = (Number(f[11]) + Number(f[12])) * tick;
+    } catch {
+      used = Date.now() - t0;
+    }
+    if (used >= cpuMs || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export async function sigintAfter(child: ReturnType<typeof spawnCli>, afterMs: number, limitMs: number): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null } | null; stdout: string; ms: number }> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   let stdout = "";
