@@ -77,7 +77,7 @@ export interface Diagnostic {
   hint?: string;
 }
 
-export function severityOf(code: Code): Severity {
+function severityOf(code: Code): Severity {
   return code.startsWith("W") ? "warning" : "error";
 }
 

@@ -21,7 +21,7 @@ import {
 
 const UNTERMINATED: ReadonlySet<TokenType> = new Set([UnterminatedString, UnterminatedTripleString, UnterminatedTemplate]);
 
-export interface ParseResult {
+interface ParseResult {
   program: Program | null;
   diagnostics: Diagnostic[];
 }

@@ -43,7 +43,7 @@ export const MAX_NESTING = 100;
 /** Indentation errors reported per file (a wholly tab-indented file would otherwise get one per line). */
 const MAX_LAYOUT_ERRORS = 50;
 
-export interface LayoutResult {
+interface LayoutResult {
   tokens: IToken[];
   diagnostics: Diagnostic[];
   /** true when a limit was hit and the token stream is incomplete */

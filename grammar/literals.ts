@@ -15,7 +15,7 @@ const SIMPLE_ESCAPES: Record<string, string> = {
 };
 
 /** Where a literal's text starts in the source (the quote or backtick itself). */
-export interface Origin {
+interface Origin {
   line: number;
   col: number;
 }

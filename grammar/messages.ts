@@ -73,12 +73,12 @@ const CLOSE: Map<TokenType, string> = new Map([
   [RBrace, "to close '{'"],
 ]);
 
-export function describeType(t: TokenType): string {
+function describeType(t: TokenType): string {
   if (t === EOF) return "end of file";
   return t.LABEL ?? t.name;
 }
 
-export function describeToken(tok: IToken): string {
+function describeToken(tok: IToken): string {
   const t = tok.tokenType;
   if (t === EOF) return "end of file";
   if (t === Newline) return "NEWLINE";

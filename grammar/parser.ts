@@ -91,11 +91,11 @@ type ArgItem = { kind: "pos"; expr: Expr } | { kind: "kw"; kw: KwArg };
 const RECORDING = undefined as never;
 
 /** Deepest AST (in nodes) handed to later passes, which may recurse once per level. */
-export const MAX_AST_DEPTH = 1000;
+const MAX_AST_DEPTH = 1000;
 const MAX_LAMBDA_NESTING = 100;
 
 /** Whether the tree under `root` is more than `limit` nodes deep (iterative: safe on any depth). */
-export function depthExceeds(root: object, limit: number): boolean {
+function depthExceeds(root: object, limit: number): boolean {
   const values: unknown[] = [root];
   const depths: number[] = [0];
   while (values.length > 0) {

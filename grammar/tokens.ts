@@ -30,7 +30,7 @@ const KEYWORD_LIST = [
   "constrain", "require", "with", "input", "if", "elif", "else", "while", "for", "in", "try", "except",
   "finally", "raise", "pass", "break", "continue", "and", "or", "not", "it", "true", "false", "error",
 ] as const;
-export type KeywordText = (typeof KEYWORD_LIST)[number];
+type KeywordText = (typeof KEYWORD_LIST)[number];
 export const RESERVED_WORDS: ReadonlySet<string> = new Set(KEYWORD_LIST);
 
 /** Reserved words that are operands or operators in their own right, so never a misused name in an expression. */

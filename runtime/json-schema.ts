@@ -15,14 +15,14 @@ const IN_PLACE_MAP = ["dependentSchemas", "dependencies"];
 const OTHER_MAP = ["properties", "patternProperties", "$defs", "definitions"];
 
 /** A subschema of a schema: its JSON pointer's keys, and whether it applies to the same value as its parent. */
-export interface Sub {
+interface Sub {
   path: (string | number)[];
   schema: unknown;
   inPlace: boolean;
 }
 
 /** The subschemas directly under `s` (data keywords such as `const`, `enum` or `default` hold none). */
-export function subschemas(s: unknown, path: (string | number)[]): Sub[] {
+function subschemas(s: unknown, path: (string | number)[]): Sub[] {
   if (typeof s !== "object" || s === null || Array.isArray(s)) return [];
   const o = s as Record<string, unknown>;
   const out: Sub[] = [];

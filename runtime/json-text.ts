@@ -15,7 +15,7 @@ export class ValueTooLarge extends RangeError {
   }
 }
 
-export interface JsonTextOptions {
+interface JsonTextOptions {
   /** spaces per level, as JSON.stringify's third argument; 0 writes one line */
   indent?: number;
   /** object keys in sorted order (the input serialization) rather than the object's own */

@@ -7,12 +7,12 @@ import type { Value, VObject } from "./values.ts";
 /** Objects and lists nested deeper than this are refused: deeper values would overflow later recursive walks. */
 export const JSON_MAX_DEPTH = 1000;
 
-export type JsonResult =
+type JsonResult =
   | { ok: true; value: Value }
   /** `problem` names what was expected and what was found; line and column (1-based, UTF-16 units) say where */
   | { ok: false; problem: string; line: number; column: number };
 
-export interface JsonOptions {
+interface JsonOptions {
   /**
    * Accept one Markdown code fence around the whole text (```` ```json ```` … ```` ``` ````), as models often
    * wrap the JSON they were asked for. Positions still count from the start of the text.

@@ -9,7 +9,7 @@ export const CALL_OPTIONS = ["retry", "backoff", "timeout", "name", "memory_mode
 export const BACKOFFS = ["fixed", "exponential"] as const;
 export type Backoff = (typeof BACKOFFS)[number];
 
-export interface CallOptions {
+interface CallOptions {
   /** retries after the first attempt */
   retry: number;
   backoff: Backoff;

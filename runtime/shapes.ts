@@ -29,7 +29,7 @@ export interface ShapeProblem {
   message: string;
 }
 
-export type ShapeResult = { ok: true; shape: Shape } | { ok: false; problems: ShapeProblem[] };
+type ShapeResult = { ok: true; shape: Shape } | { ok: false; problems: ShapeProblem[] };
 
 const SCALARS = ["string", "number", "integer", "boolean"] as const;
 const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
@@ -59,9 +59,9 @@ export function parseShape(v: Value): ShapeResult {
 }
 
 /** A shape nested deeper than this is refused: the schema of a deeper one overflows the validator's stack. */
-export const SHAPE_MAX_DEPTH = 100;
+const SHAPE_MAX_DEPTH = 100;
 /** A shape with more parts than this is refused; a part used in several places counts at each. */
-export const SHAPE_MAX_PARTS = 100_000;
+const SHAPE_MAX_PARTS = 100_000;
 
 /**
  * Why a computed `returns=` value cannot be a shape whatever it holds, or null. Its parts are counted along

@@ -11,7 +11,7 @@ import { buildLayout, type Layout } from "./resolve/scopes.ts";
 import { isKnownSkillSource, SkillRegistry } from "./resolve/skills.ts";
 import type { LoadedSkill } from "../runtime/skills.ts";
 
-export interface CheckOptions {
+interface CheckOptions {
   /** the user's skills folder (~/.vvm/skills), where github: skills are found; null: none */
   skillsHome?: string | null;
   /**

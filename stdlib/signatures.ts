@@ -2,7 +2,7 @@
 // suspension analysis (which arguments are functions), so the two cannot disagree.
 import type { StdlibName } from "./names.ts";
 
-export interface Signature {
+interface Signature {
   params: string[];
   /** the parameters that take functions: the call can only suspend through them */
   fnParams: number[];

@@ -8,7 +8,7 @@ import { dollars, priceOf, type PriceTable } from "../providers/prices.ts";
 export const JUDGES_ROW = "(judges)";
 
 /** One row of `--usage`: an agent, or all judges. */
-export interface CostRow {
+interface CostRow {
   calls: number;
   failed: number;
   requests: number;

@@ -18,7 +18,7 @@ const LINE_END = "\\n\\r\\x{2028}\\x{2029}";
  * can read them. Everything else is left for RE2 to read or refuse. Inside a class, `\S` keeps RE2's ASCII
  * reading (a class cannot hold a negated set): it differs only on Unicode white space.
  */
-export function toRe2(pattern: string): string {
+function toRe2(pattern: string): string {
   let out = "";
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {

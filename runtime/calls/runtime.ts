@@ -74,7 +74,7 @@ export interface CallRuntimeDeps {
 }
 
 /** Requests one agent call may make before it must answer in text (agent key `max_turns`). */
-export const DEFAULT_MAX_TURNS = 20;
+const DEFAULT_MAX_TURNS = 20;
 
 /** What a call's trace event reports of its loop and reply. */
 interface CallLoop {

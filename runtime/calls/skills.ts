@@ -4,7 +4,7 @@ import path from "node:path";
 import { skillsPrompt, type LoadedSkill } from "../skills.ts";
 import { makeError, thrown, aTypeName, type Site, type Value, type VObject } from "../values.ts";
 
-export type ReadySkill = Extract<LoadedSkill, { ok: true }>;
+type ReadySkill = Extract<LoadedSkill, { ok: true }>;
 
 /** The agent's skills, or the error value the call returns (a skill not imported, or not loadable). */
 export function agentSkills(v: Value | undefined, loaded: ReadonlyMap<string, LoadedSkill> | undefined, site: Site): ReadySkill[] | VObject {

@@ -75,7 +75,7 @@ function unusable(problem: string, site: Site | null): VvmRaise {
   return thrown(`returns=: the JSON Schema cannot be used: ${problem}`, site);
 }
 
-export type Decoded = { ok: true; value: Value; /** the patch as a vvm-memory block, "" when the reply has none */ patch: string } | { ok: false; errors: string[] };
+type Decoded = { ok: true; value: Value; /** the patch as a vvm-memory block, "" when the reply has none */ patch: string } | { ok: false; errors: string[] };
 
 /** The reply's text as JSON, validated; optional fields the reply left out read as unit. */
 export function decodeReply(typed: Typed, text: string): Decoded {
@@ -107,7 +107,7 @@ interface Counts {
 /** One ask of the model: the tool loop from `firstTurn`, continuing the conversation in `history`. */
 export type Ask<F> = (history: Turn[], firstTurn: number) => Promise<(Counts & { ok: true; text: string }) | (Counts & F)>;
 
-export type TypedOutcome<F> =
+type TypedOutcome<F> =
   | (Counts & { ok: true; value: Value; patch: string; reasks: number })
   /** the last reply still did not fit: error(kind="rejected") with the problems */
   | (Counts & { ok: false; rejected: VObject; reasks: number })

@@ -5,7 +5,7 @@ import type { Scope } from "../../src/resolve/scopes.ts";
 import { childExprs } from "../../grammar/walk.ts";
 import { functionParams } from "../../stdlib/index.ts";
 
-export type Resolution =
+type Resolution =
   | { kind: "slot"; depth: number; index: number; scope: Scope }
   | { kind: "agent" }
   | { kind: "builtin" }

@@ -40,10 +40,10 @@ import type { SyncWatch } from "./sync-watch.ts";
 
 type SyncE = (f: Frame) => Value;
 type AsyncE = (f: Frame) => Promise<Value>;
-export type CE = { async: false; run: SyncE } | { async: true; run: AsyncE };
+type CE = { async: false; run: SyncE } | { async: true; run: AsyncE };
 type SyncS = (f: Frame) => Completion;
 type AsyncS = (f: Frame) => Promise<Completion>;
-export type CS = { async: false; run: SyncS } | { async: true; run: AsyncS };
+type CS = { async: false; run: SyncS } | { async: true; run: AsyncS };
 type Render = (f: Frame, input: Value) => string;
 
 const S = (run: SyncE): CE => ({ async: false, run });

@@ -7,7 +7,7 @@ import type { MemoryFs } from "./fsio.ts";
 import { Refused } from "./session.ts";
 
 /** A fact as the ledger holds it, and whether a `forget` entry has named it since. */
-export interface RetainedFact extends FactRef {
+interface RetainedFact extends FactRef {
   ts: string;
   text: string;
   forgotten: boolean;

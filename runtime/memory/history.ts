@@ -13,7 +13,7 @@ export interface LogLine {
   entry: LedgerEntry | null;
 }
 
-export interface LogQuery {
+interface LogQuery {
   /** only these kinds */
   kinds?: readonly string[];
   /** only entries written by calls of this agent */
@@ -134,7 +134,7 @@ export interface DigestVersion {
   reason: string | null;
 }
 
-export interface Versions {
+interface Versions {
   /** oldest first; the first is the empty digest (seq 0) when the memory started without one */
   versions: DigestVersion[];
   /** for each seq asked for, the version in effect after that entry and its body (null when the ledger does not hold it) */
@@ -205,7 +205,7 @@ export type Hit =
       until: number | null;
     };
 
-export interface Found {
+interface Found {
   /** best first */
   hits: Hit[];
   /** how many facts and distinct digest lines were searched */

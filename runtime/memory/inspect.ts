@@ -193,7 +193,7 @@ export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: strin
 }
 
 /** "held by pid 123 on host since 2026-01-02T03:04:05Z", as far as the lock file says. */
-export function describeHolder(h: Holder | null): string {
+function describeHolder(h: Holder | null): string {
   if (h === null) return "the lock is held (holder unknown)";
   return `the lock is held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${h.since !== null ? ` since ${h.since}` : ""}`;
 }

@@ -106,7 +106,7 @@ const CHUNK = 64 * 1024;
  */
 export const MAX_ENTRY_BYTES = 2 * 1024 * 1024;
 
-export interface TailScan {
+interface TailScan {
   /** file size at the time of the scan */
   size: number;
   /** bytes after the last newline: an interrupted append */
@@ -327,7 +327,7 @@ export class SequenceCheck {
 }
 
 /** Entries oldest first, with those out of sequence replaced by null (SequenceCheck). */
-export function inSequence(entries: (LedgerEntry | null)[]): (LedgerEntry | null)[] {
+function inSequence(entries: (LedgerEntry | null)[]): (LedgerEntry | null)[] {
   const check = new SequenceCheck();
   return entries.map((e) => (e !== null && check.accept(e) ? e : null));
 }

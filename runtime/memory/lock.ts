@@ -27,7 +27,7 @@ export interface Holder {
   since: string | null;
 }
 
-export type AcquireResult =
+type AcquireResult =
   | { ok: true; lock: HeldLock }
   | { ok: false; reason: "timeout" | "aborted"; holder: Holder | null }
   | { ok: false; reason: "error"; error: Error };

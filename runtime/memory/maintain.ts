@@ -68,7 +68,7 @@ async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Ses
   }
 }
 
-export interface Restored {
+interface Restored {
   /** the entry asked for, and the version in effect after it (the entry that wrote that digest) */
   requested: number;
   version: number;
@@ -97,7 +97,7 @@ export async function restoreDigest(loc: MemoryLocation, seq: number, force: boo
   });
 }
 
-export interface Forgotten {
+interface Forgotten {
   /** the `forget` entry written */
   seq: number;
   /** the facts it names, with their text (never printed for a purge by the CLI) */
@@ -155,7 +155,7 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
   });
 }
 
-export interface Removed {
+interface Removed {
   /** names removed from the memory directory (the directory itself last) */
   files: string[];
   bytes: number;

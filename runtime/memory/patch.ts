@@ -12,7 +12,7 @@ export const MAX_RETAIN_CHARS = 500;
 /** A front-matter `digest_limit` may lower or raise the default, never beyond this. */
 const MAX_DIGEST_LIMIT = 100_000;
 
-export interface Extracted {
+interface Extracted {
   /** the reply with every vvm-memory block removed */
   visible: string;
   /** block bodies, in order; `closed` false when the reply ended inside the block */
@@ -95,7 +95,7 @@ export interface Patch {
 }
 
 /** A reason a patch was refused. Never quotes the patch: it may hold the very secret being refused. */
-export type Verdict = { ok: true; patch: Patch } | { ok: false; reason: string };
+type Verdict = { ok: true; patch: Patch } | { ok: false; reason: string };
 
 export function parsePatch(body: string, closed: boolean, digestLimit: number): Verdict {
   if (!closed) return { ok: false, reason: "the vvm-memory block is not closed (no closing ``` fence)" };
@@ -186,7 +186,7 @@ function jsonType(v: unknown): string {
 export const RECALL_MODES = ["relevant", "recent"] as const;
 export type RecallMode = (typeof RECALL_MODES)[number];
 /** Share of the facts budget kept for the newest facts when recall is `relevant`. */
-export const DEFAULT_RECENT_SHARE = 0.5;
+const DEFAULT_RECENT_SHARE = 0.5;
 
 export interface DigestSettings {
   digestLimit: number;

@@ -64,7 +64,7 @@ class Abandoned extends Error {
 }
 
 /** How a valid patch is recorded: an agent's patch, or `vvm memory restore` putting an earlier digest back. */
-export type Change = { kind: "patch" } | { kind: "restore"; restoredFrom: number; force: boolean };
+type Change = { kind: "patch" } | { kind: "restore"; restoredFrom: number; force: boolean };
 
 /** What became of a change: whether its digest was put in place, the entry that records it (null: none), and notes on refused parts. */
 export interface Outcome {

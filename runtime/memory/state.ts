@@ -137,7 +137,7 @@ const CHARS_PER_TOKEN = 4;
 /** The retained facts' budget in characters, for a budget in tokens. */
 export const budgetChars = (tokens: number) => Math.max(0, Math.floor(tokens * CHARS_PER_TOKEN));
 
-export type RecallOptions = SyncOptions & {
+type RecallOptions = SyncOptions & {
   settings: DigestSettings;
   /** what recall ranks the facts against: the call's task and input */
   query: string;

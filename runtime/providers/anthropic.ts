@@ -29,7 +29,7 @@ import { CachePlanner } from "./cache-plan.ts";
 import { fetchWithoutIdleLimit } from "./http-fetch.ts";
 
 /** Reply length when neither the agent (`max_tokens=`) nor VVM_MAX_TOKENS says otherwise. */
-export const DEFAULT_MAX_TOKENS = 8192;
+const DEFAULT_MAX_TOKENS = 8192;
 const EPHEMERAL = { cache_control: { type: "ephemeral" } } as const;
 /** Judges answer through one small tool call. */
 const JUDGE_MAX_TOKENS = 512;
@@ -40,7 +40,7 @@ const JUDGE_MAX_TOKENS = 512;
  */
 const SDK_TIMEOUT_MS = 60 * 60 * 1000;
 
-export interface AnthropicProviderOptions {
+interface AnthropicProviderOptions {
   apiKey: string;
   /** undefined: the SDK's default (https://api.anthropic.com) */
   baseURL: string | undefined;

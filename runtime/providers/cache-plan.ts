@@ -39,7 +39,7 @@ export function estimateTokens(chars: number): number {
 }
 
 /** Which of a request's blocks carry `cache_control`. */
-export interface CacheMarks {
+interface CacheMarks {
   /** the system prompt block (it caches the tools before it too) */
   system: boolean;
   /** the Memory Context block */

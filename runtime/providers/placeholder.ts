@@ -31,7 +31,7 @@ const MAX_DEPTH = 64;
 /** Values and string characters a placeholder may hold: a schema's `minItems` must not fill the memory. */
 export const MAX_SIZE = 100_000;
 
-export type Placeholder = { ok: true; value: unknown } | { ok: false; problem: string };
+type Placeholder = { ok: true; value: unknown } | { ok: false; problem: string };
 
 /** Why a placeholder cannot be made, thrown from deep inside and caught once. */
 class Unmakeable extends Error {}

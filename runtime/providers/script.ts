@@ -309,7 +309,7 @@ export interface Unanswered {
   text: string;
 }
 
-export interface ScriptOptions {
+interface ScriptOptions {
   /** a call no rule answers is error(kind="rejected") instead of the simulator's answer (--strict-script) */
   strict?: boolean;
 }

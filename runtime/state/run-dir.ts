@@ -24,7 +24,7 @@ export class RunDirError extends Error {
   override name = "RunDirError";
 }
 
-export interface RunDirOptions {
+interface RunDirOptions {
   /** the entry program, absolute */
   entryPath: string;
   /** its source, copied to program.vvm */
@@ -35,7 +35,7 @@ export interface RunDirOptions {
 }
 
 /** One binding to write: the call's final text (memory blocks already stripped). */
-export interface BindRequest {
+interface BindRequest {
   /** the variable the call is assigned to, or its name= label; null: `_anon_N` */
   name: string | null;
   agent: string;

@@ -130,7 +130,7 @@ export async function readRun(dir: string): Promise<RunInfo> {
 }
 
 /** The largest binding file `vvm runs cat` prints. */
-export const MAX_SHOWN_BINDING_BYTES = 64 * 2 ** 20;
+const MAX_SHOWN_BINDING_BYTES = 64 * 2 ** 20;
 
 /**
  * A binding's text, by binding id (`b000001`) or by name (the latest binding of that name); a message

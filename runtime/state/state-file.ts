@@ -17,7 +17,7 @@ export const RUN_OUTPUT = { sync: false } as const;
 export type RunStatus = "running" | "completed" | "failed";
 
 /** A name or summary as the run gave it; state.md shows it as one table cell of at most `max` characters once the scan passed it. */
-export interface Unchecked {
+interface Unchecked {
   /** what the scan reads: the text, up to CELL_SCAN characters */
   raw: string;
   /** what the cell is made of (cellSource) */

@@ -42,7 +42,7 @@ export function summarize(reply: string): string {
  * scanning all of a 2 MB one took ~250 ms a call): its cell is made of the first CELL_SOURCE characters, and
  * the secret scan reads the first CELL_SCAN, so a secret that starts in what the cell can show is read whole.
  */
-export const CELL_SOURCE = 4096;
+const CELL_SOURCE = 4096;
 export const CELL_SCAN = 4 * CELL_SOURCE;
 
 /** What a text's cell in state.md is made of: the text, or its first CELL_SOURCE characters and ` …`. */

@@ -32,7 +32,7 @@ export const COMMAND_LIMITS: CommandLimits = {
 
 const MAX_COMMAND_CHARS = 100_000;
 
-export interface BashContext {
+interface BashContext {
   agent: string;
   mode: "allow" | "prompt";
   /** the program's directory: where commands run */

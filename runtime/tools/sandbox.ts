@@ -74,7 +74,7 @@ export function openedAt(fd: number, real: string): boolean {
 }
 
 /** A folder opened and checked to be the one at its real path: `path` reaches it whatever becomes of that path. */
-export interface Folder {
+interface Folder {
   path: string;
   close(): void;
 }
@@ -270,14 +270,14 @@ export class Sandbox {
   }
 }
 
-export interface WalkLimits {
+interface WalkLimits {
   /** stop after this many matching files (truncated) */
   maxFiles: number;
   /** stop after looking at this many directory entries (visitedAll false) */
   maxVisited: number;
 }
 
-export interface WalkResult {
+interface WalkResult {
   files: { real: string; shown: string }[];
   truncated: boolean;
   visitedAll: boolean;

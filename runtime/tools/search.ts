@@ -4,7 +4,7 @@
 // by the caller; the worker only reads them, opening each real path without following a link.
 import { Worker } from "node:worker_threads";
 
-export interface SearchLimits {
+interface SearchLimits {
   maxMatches: number;
   /** characters of a matching line shown */
   maxLineChars: number;
@@ -13,13 +13,13 @@ export interface SearchLimits {
   timeoutMs: number;
 }
 
-export interface SearchMatch {
+interface SearchMatch {
   shown: string;
   line: number;
   text: string;
 }
 
-export interface SearchResult {
+interface SearchResult {
   matches: SearchMatch[];
   /** more matches than maxMatches */
   truncated: boolean;
@@ -27,7 +27,7 @@ export interface SearchResult {
   skippedBinary: number;
 }
 
-export type SearchEnd = { ok: true; result: SearchResult } | { ok: false; why: "timeout" | "aborted" | "failed"; message: string };
+type SearchEnd = { ok: true; result: SearchResult } | { ok: false; why: "timeout" | "aborted" | "failed"; message: string };
 
 // Plain JavaScript, evaluated as the worker's script (so it survives bundling: no file to find at run time).
 const WORKER_SOURCE = `

@@ -9,13 +9,13 @@
 import picomatch from "picomatch";
 
 /** Segments a pattern may have: a table cell per pattern segment and path segment. */
-export const MAX_PATTERN_SEGMENTS = 32;
+const MAX_PATTERN_SEGMENTS = 32;
 
 type SegmentTest = ((name: string) => boolean) | "**";
 
 /** `{…}` groups a pattern may have, and choices in one. */
-export const MAX_BRACE_GROUPS = 2;
-export const MAX_BRACE_CHOICES = 10;
+const MAX_BRACE_GROUPS = 2;
+const MAX_BRACE_CHOICES = 10;
 
 /**
  * picomatch makes a `{…}` group an alternation: a run of them (`{,?}{,?}…`) backtracks exponentially within

@@ -16,7 +16,7 @@ export interface CommandLimits {
   maxOutputBytes: number;
 }
 
-export interface CommandEnd {
+interface CommandEnd {
   /** how it ended: on its own, or killed for one of three reasons; `failed`: it could not be started */
   end: "exited" | "timeout" | "output_cap" | "aborted" | "failed";
   exitCode: number | null;
@@ -33,7 +33,7 @@ const running = new Map<number, string>();
 let exitHook = false;
 
 /** The variable each command's processes inherit, with a value new for every command. */
-export const MARK_VARIABLE = "VVM_BASH_COMMAND";
+const MARK_VARIABLE = "VVM_BASH_COMMAND";
 
 function killGroup(pid: number): void {
   try {

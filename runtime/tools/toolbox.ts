@@ -51,7 +51,7 @@ interface ToolContext {
 }
 
 /** What the call layer gives the toolbox besides the permissions. */
-export interface ToolboxOptions {
+interface ToolboxOptions {
   programDir: string;
   agent: string;
   shell: ShellSettings;
@@ -188,9 +188,6 @@ function missing(def: ToolDef): string {
     }
   }
 }
-
-/** Names of every tool this runtime knows, offered or not. */
-export const TOOL_NAMES: readonly string[] = DEFS.map((d) => d.name);
 
 export class Toolbox {
   readonly specs: ToolSpec[];

@@ -6,7 +6,7 @@ import pc from "picocolors";
 import type { CommandQuestion } from "../../runtime/tools/bash-tool.ts";
 import { printable } from "../printable.ts";
 
-export type Confirm = (q: CommandQuestion) => Promise<boolean>;
+type Confirm = (q: CommandQuestion) => Promise<boolean>;
 
 /**
  * A confirm callback over `ask` (one line from the terminal), or null when there is no terminal: then

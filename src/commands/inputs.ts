@@ -30,7 +30,7 @@ export interface InputFlags {
  * JSON that the runtime refuses (a number too large, nesting too deep) is a mistake, as it is in an --input
  * file: it never becomes text behind the user's back.
  */
-export function argValue(name: string, text: string): Value {
+function argValue(name: string, text: string): Value {
   const r = parseJson(text, { uniqueFields: true });
   if (r.ok) return r.value;
   if (isJson(text)) throw new UsageError(`--arg ${name}: ${r.problem}`);

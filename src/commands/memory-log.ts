@@ -43,7 +43,7 @@ function kinds(text: string): string[] {
 const quote = (s: string, max = 60) => JSON.stringify(s.length > max ? s.slice(0, max - 1) + "…" : s);
 
 /** What an entry did, in a few words; never more of a fact than its start. */
-export function entrySummary(e: LedgerEntry): string {
+function entrySummary(e: LedgerEntry): string {
   const parts: string[] = [];
   const retain = Array.isArray(e.retain) ? e.retain.filter((f) => typeof f === "string") : [];
   const purged = Array.isArray(e.retain) ? e.retain.length - retain.length : 0;

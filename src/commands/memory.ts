@@ -176,7 +176,7 @@ export type WriteFlags = WhereFlags & { lockTimeout: number };
  * Who runs a command that writes, for the ledger's provenance: the USER (or LOGNAME) the environment
  * names, else the account's name; null when neither is known.
  */
-export function userName(io: CliIO): string | null {
+function userName(io: CliIO): string | null {
   const named = io.env.USER || io.env.LOGNAME;
   if (named) return named;
   try {

@@ -25,7 +25,7 @@ import { openRunState, type StateMode } from "./run-state.ts";
 import { commandConfirm } from "./confirm-command.ts";
 import type { LoadedSkill } from "../../runtime/skills.ts";
 
-export interface ModelLayer {
+interface ModelLayer {
   agents: AgentRuntime;
   trace: TraceSink;
   /** `--state filesystem`: this run's directory (null in-context) */

@@ -12,7 +12,7 @@ import { printable } from "../printable.ts";
 /** Longest value preview, in characters. */
 const PREVIEW = 60;
 
-export interface NarratorOptions {
+interface NarratorOptions {
   /** writes one line (the CLI erases the progress line first) */
   line: (text: string) => void;
   color: boolean;

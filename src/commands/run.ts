@@ -29,7 +29,7 @@ export type RunFlags = ModelFlags &
   };
 
 /** What `vvm test` reads of a run besides its output: how the program ended, and the script provider. */
-export type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) => void;
+type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) => void;
 
 export async function runCommand(file: string, flags: RunFlags, io: CliIO, observe?: RunObserver): Promise<number> {
   const abs = await resolveProgramFile(file, io);

@@ -94,7 +94,7 @@ export function parseYaml(text: string, shown: string, hint = ""): YamlSource {
   return src;
 }
 
-export function parseTestFile(text: string, file: string, shown: string): TestFile {
+function parseTestFile(text: string, file: string, shown: string): TestFile {
   const src = parseYaml(text, shown);
   const r = new Reader(text, src, path.dirname(file));
   const root = src.doc.contents as YamlNode | null;

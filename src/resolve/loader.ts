@@ -18,7 +18,7 @@ export interface LoadedModule {
   imports: Map<FromImport, string>;
 }
 
-export interface LoadResult {
+interface LoadResult {
   /** canonical path of the entry (or the path as given when it cannot be resolved) */
   entry: string;
   /** loaded modules, dependencies before the modules that import them (the order they run in) */

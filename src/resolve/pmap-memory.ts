@@ -12,7 +12,7 @@ export interface PmapSite {
   def: DefStmt;
 }
 
-export interface PmapWarning {
+interface PmapWarning {
   call: AgentCall;
   span: Span;
   message: string;

@@ -23,7 +23,7 @@ import { isStdlibName } from "../../stdlib/names.ts";
 import { childExprs, placeholderRoots } from "../../grammar/walk.ts";
 
 /** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */
-export interface ModuleEnv {
+interface ModuleEnv {
   /** agents imported into this module: alias → the declaration it refers to (null when unresolved) */
   importedAgents: Map<string, AgentDecl | null>;
   /** skill names imported by this module (`import "x" from "..."`) */

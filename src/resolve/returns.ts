@@ -4,7 +4,7 @@ import type { Expr, KwArg, Span } from "../../grammar/ast.ts";
 import { parseShape, type ShapePath, type ShapeProblem } from "../../runtime/shapes.ts";
 import { literalValue } from "./agent-config.ts";
 
-export interface ReturnsProblem {
+interface ReturnsProblem {
   code: ShapeProblem["code"];
   message: string;
   span: Span;

@@ -1,7 +1,7 @@
 // Name bindings and scopes (spec/language.md §6): which names a `def` or a module binds, and their frame slots.
 import type { DefStmt, Program, Span, Stmt } from "../../grammar/ast.ts";
 
-export type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param" | "input";
+type BindingKind = "assign" | "for" | "except" | "choose" | "case" | "def" | "import" | "param" | "input";
 
 export interface Binding {
   name: string;
@@ -54,7 +54,7 @@ export function innerBlocks(s: Stmt): readonly Stmt[][] {
 }
 
 /** Names one statement binds in its own scope (not those bound inside nested blocks or `def` bodies). */
-export function ownBindings(s: Stmt): readonly Binding[] {
+function ownBindings(s: Stmt): readonly Binding[] {
   switch (s.kind) {
     case "Assign":
       return [{ name: s.target, span: s.targetSpan, kind: "assign" }];
@@ -88,7 +88,7 @@ const bindingCache = new WeakMap<readonly Stmt[], readonly Binding[]>();
  * Every binding in a statement list and its nested blocks, in source order, without entering `def` bodies.
  * Cached per body: the local-name sets and the resolver's scopes both need it.
  */
-export function scopeBindings(body: readonly Stmt[]): readonly Binding[] {
+function scopeBindings(body: readonly Stmt[]): readonly Binding[] {
   const cached = bindingCache.get(body);
   if (cached) return cached;
   const out: Binding[] = [];

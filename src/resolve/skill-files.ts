@@ -7,7 +7,7 @@ import path from "node:path";
 import type { LoadedSkill } from "../../runtime/skills.ts";
 
 /** A SKILL.md larger than this is refused: instructions go into every request of the agent. */
-export const MAX_SKILL_BYTES = 256 * 1024;
+const MAX_SKILL_BYTES = 256 * 1024;
 
 /** A github: skill's name is one folder of ~/.vvm/skills: no separator, and not `.` or `..`. */
 const FOLDER_NAME = /^(?!\.\.?$)[^/\\\0]+$/;

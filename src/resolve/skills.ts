@@ -14,7 +14,7 @@ export function isKnownSkillSource(source: string): boolean {
 }
 
 /** Where a skill name was first imported: the module and the import's source string. */
-export interface Registered {
+interface Registered {
   source: string;
   path: string;
   line: number;

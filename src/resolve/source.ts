@@ -4,7 +4,7 @@ import { readFile, realpath, stat } from "node:fs/promises";
 /** Larger files are refused before reading (documented in spec/diagnostics.md). */
 export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
 
-export type SourceResult =
+type SourceResult =
   | { ok: true; path: string; source: string }
   /** `line`/`col` locate the first bad byte of a binary or non-UTF-8 file */
   | { ok: false; path: string; reason: string; missing: boolean; line: number; col: number };
@@ -73,7 +73,7 @@ function formatSize(n: number): string {
 }
 
 /** Offset of the first NUL byte or malformed UTF-8 sequence, or -1. */
-export function firstInvalidByte(b: Uint8Array): number {
+function firstInvalidByte(b: Uint8Array): number {
   let i = 0;
   const n = b.length;
   while (i < n) {

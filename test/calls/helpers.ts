@@ -27,7 +27,7 @@ export function chooseReq(criterion: string, input: Value, labels: string[]): Ch
   return { criterion, input, labels, site: site(5, 1), signal: new AbortController().signal };
 }
 
-export class MemoryTrace implements TraceSink {
+class MemoryTrace implements TraceSink {
   readonly enabled = true;
   readonly events: TraceEvent[] = [];
   emit(e: Omit<TraceEvent, "t">): void {
@@ -35,7 +35,7 @@ export class MemoryTrace implements TraceSink {
   }
 }
 
-export interface Harness {
+interface Harness {
   rt: CallRuntime;
   acc: Accounting;
   trace: MemoryTrace;

@@ -9,7 +9,7 @@ import { runCli } from "./cli.ts";
 import type { Standin } from "./standin.ts";
 import { PromptCache } from "./standin-cache.ts";
 
-export interface CacheTotals {
+interface CacheTotals {
   requests: number;
   input: number;
   write: number;

@@ -76,7 +76,7 @@ export class FakeAgents implements AgentRuntime {
   }
 }
 
-export interface FakeRun {
+interface FakeRun {
   outcome: RunOutcome;
   agents: FakeAgents;
   /** the exports as plain JSON (ok runs), else null */

@@ -4,7 +4,7 @@
 // one per 4 characters of the blocks' JSON. The three counts add up to the whole prompt.
 import { createHash } from "node:crypto";
 
-export interface CacheUsage {
+interface CacheUsage {
   input_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;

@@ -15,7 +15,7 @@ export interface RecordedRequest {
   body: any;
 }
 
-export interface UsageOverride {
+interface UsageOverride {
   input_tokens?: number;
   output_tokens?: number;
   cache_read_input_tokens?: number;
@@ -23,7 +23,7 @@ export interface UsageOverride {
 }
 
 /** What the stand-in does with one request. `delayMs` waits before answering. */
-export type StandinAction =
+type StandinAction =
   | { type: "text"; text: string; delayMs?: number; usage?: UsageOverride; stopReason?: string }
   | { type: "tool"; input: unknown; name?: string; delayMs?: number }
   /** an agent turn asking for tools: optional text, then one tool_use block per call, stop_reason "tool_use" */
@@ -45,7 +45,7 @@ export type StandinAction =
   /** never answers; only the client giving up ends it */
   | { type: "hang" };
 
-export type StandinHandler = (req: RecordedRequest, index: number) => StandinAction | Promise<StandinAction>;
+type StandinHandler = (req: RecordedRequest, index: number) => StandinAction | Promise<StandinAction>;
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -307,7 +307,7 @@ export function conversationProblem(body: any): string | null {
  * says `additionalProperties: false`, and refuses the request otherwise.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function outputFormatProblem(body: any): string | null {
+function outputFormatProblem(body: any): string | null {
   const format = body?.output_config?.format;
   if (format === undefined || format === null) return null;
   if (format.type !== "json_schema") return `output_config.format.type: expected "json_schema", got ${JSON.stringify(format.type)}`;
