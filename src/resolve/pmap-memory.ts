@@ -3,7 +3,7 @@
 import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../../grammar/ast.ts";
 import { literalString } from "./agent-config.ts";
 import { innerBlocks, isLambda } from "./scopes.ts";
-import { childExprs, mentionsAny, stmtExprs } from "../../grammar/walk.ts";
+import { childExprs, mentionsAny, placeholderRoots, stmtExprs } from "../../grammar/walk.ts";
 
 export interface PmapSite {
   /** the `pmap(items, f)` call */
@@ -82,28 +82,60 @@ function flatten(body: readonly Stmt[]): Stmt[] {
   return out;
 }
 
-/** The parameter and every local whose value is computed from it (to a fixed point, so loops are covered). */
+/**
+ * The parameter and every local whose value is computed from it (to a fixed point, so loops are covered). The
+ * fixed point is a search from the parameter over "mentioned in the value of" edges, one visit per statement:
+ * re-scanning the body until nothing changed took a pass per link of a chain written in reverse order
+ * (`b = a` below `c = b`), quadratic in the body's length.
+ */
 function itemDependent(param: string, stmts: readonly Stmt[]): Set<string> {
+  // each statement that binds a name from a value: the names it binds, and which statements each name feeds
+  const binds: string[][] = [];
+  const feeds = new Map<string, number[]>();
+  const edge = (from: Expr, targets: string[]): void => {
+    const i = binds.push(targets) - 1;
+    for (const name of mentionedNames(from)) {
+      const list = feeds.get(name);
+      if (list) list.push(i);
+      else feeds.set(name, [i]);
+    }
+  };
+  for (const s of stmts) {
+    if (s.kind === "Assign") edge(s.value, [s.target]);
+    else if (s.kind === "For") edge(s.iter, [s.target]);
+    else if (s.kind === "Choose") edge(s.subject, [s.binding]);
+    else if (s.kind === "Match") edge(s.subject, s.cases.flatMap((c) => (c.pattern.kind === "ErrorBind" ? [c.pattern.name] : [])));
+  }
   const tainted = new Set([param]);
-  let changed = true;
-  while (changed) {
-    changed = false;
-    const add = (name: string): void => {
-      if (!tainted.has(name)) {
+  const reached = new Set<number>();
+  const queue = [param];
+  while (queue.length > 0) {
+    for (const i of feeds.get(queue.pop()!) ?? []) {
+      if (reached.has(i)) continue;
+      reached.add(i);
+      for (const name of binds[i]!) {
+        if (tainted.has(name)) continue;
         tainted.add(name);
-        changed = true;
-      }
-    };
-    for (const s of stmts) {
-      if (s.kind === "Assign" && mentionsAny(s.value, tainted)) add(s.target);
-      else if (s.kind === "For" && mentionsAny(s.iter, tainted)) add(s.target);
-      else if (s.kind === "Choose" && mentionsAny(s.subject, tainted)) add(s.binding);
-      else if (s.kind === "Match" && mentionsAny(s.subject, tainted)) {
-        for (const c of s.cases) if (c.pattern.kind === "ErrorBind") add(c.pattern.name);
+        queue.push(name);
       }
     }
   }
   return tainted;
+}
+
+/** Every name `e` mentions as mentionsAny sees them: names, agents called by name, placeholders' first names. */
+function mentionedNames(e: Expr): Set<string> {
+  const out = new Set<string>();
+  const stack: Expr[] = [e];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (x.kind === "Name") out.add(x.name);
+    if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent") out.add(x.agent.name);
+    const templates = x.kind === "TemplateExpr" || x.kind === "AgentCall" ? [x.template] : x.kind === "Predicate" ? [x.criterion] : [];
+    for (const t of templates) for (const p of placeholderRoots(t)) out.add(p.name);
+    for (const c of childExprs(x)) stack.push(c);
+  }
+  return out;
 }
 
 function agentCalls(stmts: readonly Stmt[]): AgentCall[] {

@@ -125,6 +125,26 @@ export pack(a, b)
 `),
     ).toEqual(["W040 3:10"]);
   });
+
+  it("follows a key derived through a long chain written bottom-up, in time linear in the body", async () => {
+    // k0 = k1, k1 = k2, … k{n} = item inside a loop: each link is found from the one below it. The fixed point
+    // re-scanned the whole body once per link, so 20,000 links took some 20 s.
+    const n = 20_000;
+    const chain = Array.from({ length: n }, (_, i) => `    k${i} = k${i + 1}
+`).join("");
+    const program = (key: string) => `agent shared(model="haiku", memory={ scope: "project", key: "k" })
+def work(item):
+  while true:
+${chain}    k${n} = item
+  return @shared.with(memory={ scope: "project", key: ${key} }) \`go\`(item)
+r = pmap([1], work)
+export r
+`;
+    const started = performance.now();
+    expect(await check(program("k0"))).toEqual([]);
+    expect(await check(program('"fixed"'))).toEqual(["W030 4:5", `W040 ${n + 5}:10`]); // k0 is then never read
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
 });
 
 describe("scoping rules", () => {
