@@ -77,7 +77,12 @@ class Resolver {
     this.checkValueImports();
     this.walkBlock(this.program.body, { scope: this.layout.module, atTop: true, inDef: false, inLoop: false });
     const warned = new Set<AgentCall>();
+    // A function's calls are judged once, at its first pmap: every later pmap of it would find the same calls
+    // (already warned), and judging them again cost its pmaps times its calls (2,000 of each: 15 s).
+    const judged = new Set<DefStmt>();
     for (const site of this.pmapSites) {
+      if (judged.has(site.def)) continue;
+      judged.add(site.def);
       for (const w of checkPmapMemory(site, (name) => this.agentDecl(name))) {
         if (warned.has(w.call)) continue;
         warned.add(w.call);
