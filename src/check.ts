@@ -33,6 +33,8 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
   const externallyUsed = new Map<string, Set<string>>();
   // Only the entry module takes inputs (E023): each imported module's first importer, for the message.
   const importedBy = new Map<string, string>();
+  // each module's exports, found once: a module imported n times was scanned n times (quadratic)
+  const exportsCache = new Map<string, ReturnType<typeof exportsOf>>();
   for (const m of loaded.modules) {
     for (const [imp, target] of m.imports) {
       if (target !== loaded.entry && !importedBy.has(target)) importedBy.set(target, display(m.path));
@@ -43,7 +45,8 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
         used.add(imp.name);
       }
       if (!t?.program || t.parseFailed) continue; // its own errors are reported; do not cascade
-      const ex = exportsOf(t.program, layouts.get(t.path)!);
+      let ex = exportsCache.get(t.path);
+      if (!ex) exportsCache.set(t.path, (ex = exportsOf(t.program, layouts.get(t.path)!)));
       const spec = imp.path.value;
       if (imp.isAgent && !ex.agents.has(imp.name)) {
         const hint = ex.values.has(imp.name) ? ` (it exports a value '${imp.name}': import it without @)` : "";
