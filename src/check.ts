@@ -69,6 +69,7 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
 
   const modules = new Map<string, ModuleInfo>();
   const sources = new Map<string, string>();
+  const agentDecls = new Map<string, AgentDecl | null>();
   for (const m of loaded.modules) {
     sources.set(m.path, m.source);
     if (!m.program) continue;
@@ -81,7 +82,7 @@ export async function checkProgram(entryPath: string, opts: CheckOptions = {}): 
       }
       const importedAgents = new Map<string, AgentDecl | null>();
       for (const [imp, target] of m.imports) {
-        if (imp.isAgent) importedAgents.set(imp.alias ?? imp.name, agentDeclIn(target, imp.name, byPath, new Set()));
+        if (imp.isAgent) importedAgents.set(imp.alias ?? imp.name, agentDeclIn(target, imp.name, byPath, agentDecls));
       }
       const found = resolveModule(m.path, program, layout, {
         importedAgents,
@@ -187,14 +188,40 @@ function exportsOf(program: Program, layout: Layout): { values: Set<string>; age
   return { values, agents, open };
 }
 
-/** The declaration an exported agent name refers to, following re-exported imports. */
-function agentDeclIn(modPath: string, name: string, byPath: Map<string, LoadedModule>, seen: Set<string>): AgentDecl | null {
-  const m = byPath.get(modPath);
-  if (!m?.program || seen.has(modPath)) return null;
-  seen.add(modPath);
-  for (const s of m.program.body) if (s.kind === "AgentDecl" && s.name === name) return s;
-  for (const [imp, target] of m.imports) {
-    if (imp.isAgent && (imp.alias ?? imp.name) === name) return agentDeclIn(target, imp.name, byPath, seen);
+/**
+ * The declaration an exported agent name refers to, following re-exported imports. A loop, not a recursion: a
+ * chain of a few thousand modules each re-exporting the agent overflowed the stack, and every module of it was
+ * then reported as "nested too deeply". `memo` holds what each module's name was found to be, so each module of
+ * a chain is read once for the whole program rather than once per module importing through it.
+ */
+function agentDeclIn(modPath: string, name: string, byPath: Map<string, LoadedModule>, memo: Map<string, AgentDecl | null>): AgentDecl | null {
+  const visited = new Set<string>();
+  let found: AgentDecl | null = null;
+  for (let at: string | null = modPath; at !== null; ) {
+    const key = `${at}\0${name}`;
+    const known = memo.get(key);
+    if (known !== undefined) {
+      found = known;
+      break;
+    }
+    const m = byPath.get(at);
+    // back at a module and name already on this chain: an import cycle, where nothing declares the agent
+    if (!m?.program || visited.has(key)) break;
+    visited.add(key);
+    const decl = m.program.body.find((s): s is AgentDecl => s.kind === "AgentDecl" && s.name === name);
+    if (decl) {
+      found = decl;
+      break;
+    }
+    at = null;
+    for (const [imp, target] of m.imports) {
+      if (imp.isAgent && (imp.alias ?? imp.name) === name) {
+        at = target;
+        name = imp.name;
+        break;
+      }
+    }
   }
-  return null;
+  for (const key of visited) memo.set(key, found);
+  return found;
 }

@@ -119,6 +119,23 @@ describe("module loading", () => {
     expect(codesAt(result.diagnostics, prog.file("main.vvm"))).toEqual(["E090 1:23"]);
   });
 
+  it("follows an agent re-exported through a long chain of modules without recursing", async () => {
+    // following the chain recursed once per module and began again at each module: 8,000 modules overflowed the
+    // stack, and the modules whose check overflowed were each reported as "program is nested too deeply to check"
+    const n = 8_000;
+    const files: Record<string, string> = {
+      "main.vvm": `from "./m0.vvm" import @w\ndef f(a):\n  return @w \`t\`(a)\nx = pmap([1], f)\nexport x\n`,
+    };
+    for (let i = 0; i < n; i++) {
+      files[`m${i}.vvm`] =
+        i + 1 < n ? `from "./m${i + 1}.vvm" import @w\nexport @w\n` : `agent w(model="haiku", memory={ scope: "project", key: "k" })\nexport @w\n`;
+    }
+    prog = writeProgram(files);
+    const result = await checkProgram(prog.file("main.vvm"));
+    // the W040 needs the declaration at the end of the chain
+    expect(result.diagnostics.map((d) => `${path.basename(d.path)} ${d.code} ${d.span.line}:${d.span.col}`)).toEqual(["main.vvm W040 3:10"]);
+  });
+
   it("accepts exports written as pack(...) (dialect): positional names and keywords are exported names", async () => {
     prog = writeProgram({
       "main.vvm": `from "./m.vvm" import a\nfrom "./m.vvm" import renamed\nx = [a, renamed]\nexport x\n`,
