@@ -63,17 +63,18 @@ export function placeholderRoots(t: Template): { name: string; span: Span }[] {
   return out;
 }
 
-/** Whether `e` (or any template inside it) mentions one of `names`. */
-export function mentionsAny(e: Expr, names: ReadonlySet<string>): boolean {
+/** Every name `e` (or any template inside it) mentions: names, agents called by name, placeholders' first names. */
+export function mentionedNames(e: Expr): Set<string> {
+  const out = new Set<string>();
   const stack: Expr[] = [e];
   while (stack.length > 0) {
     const x = stack.pop()!;
-    if (x.kind === "Name" && names.has(x.name)) return true;
-    if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent" && names.has(x.agent.name)) return true;
-    for (const t of ownTemplates(x)) if (placeholderRoots(t).some((p) => names.has(p.name))) return true;
+    if (x.kind === "Name") out.add(x.name);
+    if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent") out.add(x.agent.name);
+    for (const t of ownTemplates(x)) for (const p of placeholderRoots(t)) out.add(p.name);
     for (const c of childExprs(x)) stack.push(c);
   }
-  return false;
+  return out;
 }
 
 /** Expressions a statement evaluates itself (not those of nested blocks or `def` bodies). */

@@ -3,7 +3,7 @@
 import type { AgentCall, AgentDecl, Call, DefStmt, Expr, KwArg, Span, Stmt } from "../../grammar/ast.ts";
 import { literalString } from "./agent-config.ts";
 import { innerBlocks, isLambda } from "./scopes.ts";
-import { childExprs, mentionsAny, placeholderRoots, stmtExprs } from "../../grammar/walk.ts";
+import { childExprs, mentionedNames, stmtExprs } from "../../grammar/walk.ts";
 
 export interface PmapSite {
   /** the `pmap(items, f)` call */
@@ -46,7 +46,7 @@ export function checkPmapMemory(site: PmapSite, agentDecl: (name: string) => Age
       agentLabel = "the inline agent";
       memory = ref.kwargs.find((k) => k.name === "memory");
     }
-    if (!memory || memory.value.kind === "Unit" || mentionsAny(memory.value, tainted)) continue;
+    if (!memory || memory.value.kind === "Unit" || [...mentionedNames(memory.value)].some((n) => tainted.has(n))) continue;
     // `.with(memory={scope: ...})` without a key keeps the declared key (objects merge one level deep).
     const key = describeKey(memory.value) ?? (declared ? describeKey(declared.value) : null) ?? "a fixed key";
     out.push({
@@ -121,21 +121,6 @@ function itemDependent(param: string, stmts: readonly Stmt[]): Set<string> {
     }
   }
   return tainted;
-}
-
-/** Every name `e` mentions as mentionsAny sees them: names, agents called by name, placeholders' first names. */
-function mentionedNames(e: Expr): Set<string> {
-  const out = new Set<string>();
-  const stack: Expr[] = [e];
-  while (stack.length > 0) {
-    const x = stack.pop()!;
-    if (x.kind === "Name") out.add(x.name);
-    if (x.kind === "AgentCall" && x.agent.kind === "NamedAgent") out.add(x.agent.name);
-    const templates = x.kind === "TemplateExpr" || x.kind === "AgentCall" ? [x.template] : x.kind === "Predicate" ? [x.criterion] : [];
-    for (const t of templates) for (const p of placeholderRoots(t)) out.add(p.name);
-    for (const c of childExprs(x)) stack.push(c);
-  }
-  return out;
 }
 
 function agentCalls(stmts: readonly Stmt[]): AgentCall[] {
