@@ -46,6 +46,13 @@ export async function loadProgram(entryPath: string, longSync?: () => void): Pro
   const order: LoadedModule[] = [];
   /** modules whose imports are being loaded: a path on this stack imported again is a cycle */
   const stack: string[] = [];
+  /** each module's name in cycle messages, worked out once: cycles through a long chain name its modules again and again */
+  const shown = new Map<string, string>();
+  const show = (p: string): string => {
+    let name = shown.get(p);
+    if (name === undefined) shown.set(p, (name = displayName(p, first.path)));
+    return name;
+  };
 
   const load = async (file: string, source: string): Promise<void> => {
     longSync?.();
@@ -77,7 +84,7 @@ export async function loadProgram(entryPath: string, longSync?: () => void): Pro
       const canonical = read ? read.path : target;
       const cycleStart = stack.indexOf(canonical);
       if (cycleStart >= 0) {
-        const names = [...stack.slice(cycleStart), canonical].map((p) => displayName(p, first.path));
+        const names = [...stack.slice(cycleStart), canonical].map(show);
         diagnostics.push(diagnostic("E090", `import cycle: ${names.join(" → ")}`, file, s.path.span));
         continue;
       }
