@@ -15,9 +15,20 @@ const FOLDER_NAME = /^(?!\.\.?$)[^/\\\0]+$/;
 const PACKAGE_NAME = /^(@[a-z0-9_~-][a-z0-9._~-]*\/)?[a-z0-9_~-][a-z0-9._~-]*$/i;
 
 /** Where a skill's folder is; `skillsHome` is ~/.vvm/skills (null: no home directory known). */
-async function locate(name: string, source: string, fromModule: string, skillsHome: string | null): Promise<{ dir: string } | { problem: string }> {
+/**
+ * Where a skill's folder is. `within` (for `./`, `../` and `npm:`) is the folder its source names it in: the
+ * module's folder, or the one its leading `..` steps reach, and the project holding the node_modules folder.
+ * Followed through links, the skill's folder must stay inside it: a cloned repository's `skills/x -> ~/.claude/skills/y`
+ * (or a planted node_modules/pkg link) would otherwise put the user's files in the prompt and grant reading them.
+ */
+async function locate(name: string, source: string, fromModule: string, skillsHome: string | null): Promise<{ dir: string; within?: string } | { problem: string }> {
+  // (the module's path is real: modules are loaded by their real paths)
   const base = path.dirname(fromModule);
-  if (source.startsWith("./") || source.startsWith("../")) return { dir: path.resolve(base, source) };
+  if (source.startsWith("./") || source.startsWith("../")) {
+    const dir = path.resolve(base, source);
+    const ups = path.relative(base, dir).split(path.sep).filter((part) => part === "..").length;
+    return { dir, within: path.resolve(base, ...Array<string>(ups).fill("..")) };
+  }
   if (source.startsWith("npm:")) {
     const spec = source.slice(4);
     // a version after the name (`pkg@^2`, `@scope/pkg@1`) chooses nothing here: the installed package is used
@@ -26,7 +37,7 @@ async function locate(name: string, source: string, fromModule: string, skillsHo
     if (!PACKAGE_NAME.test(pkg)) return { problem: `${JSON.stringify(pkg)} is not a package name (npm:pkg or npm:@scope/pkg)` };
     for (let dir = base; ; dir = path.dirname(dir)) {
       const candidate = path.join(dir, "node_modules", pkg);
-      if (await isDirectory(candidate)) return { dir: candidate };
+      if (await isDirectory(candidate)) return { dir: candidate, within: dir };
       if (path.dirname(dir) === dir) return { problem: `the package ${pkg} is not installed in a node_modules folder above ${base} (npm install ${pkg})` };
     }
   }
@@ -56,6 +67,13 @@ export async function loadSkill(name: string, source: string, fromModule: string
     return fail(`there is no folder ${where.dir}`);
   }
   if (!(await isDirectory(dir))) return fail(`${where.dir} is not a folder`);
+  if (where.within !== undefined) {
+    const within = await fs.realpath(where.within).catch(() => where.within!);
+    const rel = path.relative(within, dir);
+    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+      return fail(`${where.dir} leads through a symbolic link out of ${within} (to ${dir}), and a skill's folder is read only where its source names it`);
+    }
+  }
   const file = path.join(dir, "SKILL.md");
   let bytes: Buffer;
   try {

@@ -1,6 +1,6 @@
 // A skill's name and package never climb out of where its source form says the skill is: a github: name is
 // one folder of ~/.vvm/skills, an npm: package is a folder of node_modules (spec/agent-calls.md §8 "Skills").
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSkill } from "../../src/resolve/skill-files.ts";
@@ -47,5 +47,24 @@ describe("skill names and packages stay where their source form points", () => {
     writeFileSync(path.join(path.dirname(module), "node_modules", "@acme", "pdf", "SKILL.md"), "---\ndescription: d\n---\nDo it.\n");
     expect(await loadSkill("web-search.v2", "github:acme/x", module, skillsHome)).toMatchObject({ ok: true });
     expect(await loadSkill("pdf", "npm:@acme/pdf@^2", module, skillsHome)).toMatchObject({ ok: true });
+  });
+
+  it("a ./ or npm: skill folder that a link leads out of its place is not loaded; a link staying inside, or a ../ path as written, is", async () => {
+    const { skillsHome, module } = layout();
+    const project = path.dirname(module);
+    // a cloned repository's links to a folder of the user's (here `outside`, beside the project)
+    mkdirSync(path.join(project, "skills"));
+    symlinkSync(path.join(project, "..", "outside"), path.join(project, "skills", "linked"));
+    symlinkSync(path.join(project, "..", "outside"), path.join(project, "node_modules", "evil"));
+    for (const source of ["./skills/linked", "npm:evil"]) {
+      const r = await loadSkill("s", source, module, skillsHome);
+      expect(r, source).toMatchObject({ ok: false });
+      expect((r as { problem: string }).problem, source).toMatch(/leads through a symbolic link out of .*project \(to .*outside\)/);
+    }
+    mkdirSync(path.join(project, "shared", "s"), { recursive: true });
+    writeFileSync(path.join(project, "shared", "s", "SKILL.md"), "---\ndescription: d\n---\nDo it.\n");
+    symlinkSync(path.join(project, "shared", "s"), path.join(project, "skills", "inside"));
+    expect(await loadSkill("s", "./skills/inside", module, skillsHome)).toMatchObject({ ok: true });
+    expect(await loadSkill("s", "../outside", module, skillsHome)).toMatchObject({ ok: true });
   });
 });
