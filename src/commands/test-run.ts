@@ -56,6 +56,12 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     const showPath = (f: string) => (within(project, f) ? displayPath(path.join(programDir, path.relative(project, f)), io) : f);
     // Node's cp refuses a copy into the folder it copies, with nothing a person could act on
     if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
+    // a test file comes with the repository: the files it names are its folder's, never the user's elsewhere
+    const inTestDir = confinedTo(await realpath(path.dirname(file.file)), io);
+    if (t.memory !== null) await inTestDir(t.memory, "memory");
+    if (t.userMemory !== null) await inTestDir(t.userMemory, "user_memory");
+    if (t.script.kind === "file") await inTestDir(t.script.path, "script");
+    if (t.inputFile !== null) await inTestDir(t.inputFile, "input_file");
     await copyTree(programDir, project);
     await mkdir(home);
     if (t.memory !== null) await copyFixture(t.memory, path.join(project, ".vvm", "memory"), "memory", displayPath(t.memory, io));
@@ -132,6 +138,26 @@ function inputFileNamed(stderr: string, file: string | null, io: CliIO): string 
 /** A test's own problem with its files (a fixture that is not a folder): said as the test's failure. */
 export class TestSetupError extends Error {
   override name = "TestSetupError";
+}
+
+/**
+ * A check that a file a test names lies in `dir` (real) once its links are followed: a hostile repository's
+ * `input_file: ../../.docker/config.json` (or a link to it) would put the user's file into the exports, which
+ * `--update` writes into the snapshot file beside the test. A path that cannot be resolved is left to the
+ * reading that follows, which fails on it.
+ */
+function confinedTo(dir: string, io: CliIO): (file: string, field: string) => Promise<void> {
+  return async (file, field) => {
+    let real: string;
+    try {
+      real = await realpath(file);
+    } catch {
+      return;
+    }
+    if (within(dir, real)) return;
+    const how = real === file ? "lies outside the test file's folder" : `leads through a symbolic link out of the test file's folder (to ${displayPath(real, io)})`;
+    throw new TestSetupError(`${field} ${displayPath(file, io)} ${how}: a test names only files in its test file's folder, as it comes with them`);
+  };
 }
 
 /** A script file's text, checked here so that a mistake names the file where it is, not the test's copy of it. */

@@ -1,7 +1,7 @@
 // `vvm test` through the real CLI: every expectation kind passing and failing, strict scripts inside tests,
 // unused rules, memory fixtures, snapshots (--update), malformed test files, exit codes, and the project's
 // own examples.
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -398,6 +398,41 @@ describe("vvm test", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("a test names no file outside its test file's folder, directly or through a link: a cloned repository's tests cannot read the user's files into exports or snapshots", async () => {
+    const p = writeProgram({
+      "home/auth.json": '{"auths": "SECRET-TOKEN"}\n',
+      "home/s.yaml": '- { reply: "SECRET-REPLY" }\n',
+      "repo/main.vvm": 'input auths = "none"\nexport auths\n',
+      "repo/main.test.yaml": [
+        "script: []",
+        "tests:",
+        "  - { name: up, input_file: ../home/auth.json, expect: {} }",
+        "  - { name: link, input_file: in.json, expect: {} }",
+        "  - { name: memory, user_memory: ../home/mem, expect: {} }",
+        "  - { name: script, script: ../home/s.yaml, expect: {} }",
+        "  - { name: inside, inputs: { auths: x }, expect: { exports: { auths: x } } }",
+        "",
+      ].join("\n"),
+    });
+    mkdirSync(path.join(p.dir, "home", "mem"));
+    symlinkSync(path.join(p.dir, "home", "auth.json"), path.join(p.dir, "repo", "in.json"));
+    const r = await runCli(["test", "--update", "repo"], { cwd: p.dir });
+    const rule = "a test names only files in its test file's folder, as it comes with them";
+    expect(r.stdout).toBe(
+      [
+        `FAIL  repo/main.test.yaml:3: up: input_file home/auth.json lies outside the test file's folder: ${rule}`,
+        `FAIL  repo/main.test.yaml:4: link: input_file repo/in.json leads through a symbolic link out of the test file's folder (to home/auth.json): ${rule}`,
+        `FAIL  repo/main.test.yaml:5: memory: user_memory home/mem lies outside the test file's folder: ${rule}`,
+        `FAIL  repo/main.test.yaml:6: script: script home/s.yaml lies outside the test file's folder: ${rule}`,
+        "PASS  repo/main.test.yaml: inside",
+        "wrote repo/main.test.snap.yaml (1 snapshot)",
+        "1 passed, 4 failed",
+        "",
+      ].join("\n"),
+    );
+    expect(readFileSync(path.join(p.dir, "repo", "main.test.snap.yaml"), "utf8")).not.toContain("SECRET");
   });
 
   it("Ctrl-C ends vvm test with exit 130, the test under way unfinished and no later test run", async () => {

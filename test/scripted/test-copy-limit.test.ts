@@ -37,9 +37,12 @@ describe("vvm test's copy, when it would go inside what it copies", () => {
     writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
     const inside = await collect(spawnCli(["test", "t.test.yaml"], { cwd: tmp, env: { TMPDIR: path.join(tmp, "tmp") } }));
     expect(inside.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: the temporary folder .*\/tmp\/vvm-test-\w+ is inside the program's folder .+, which each test copies into it: set TMPDIR to a folder outside it\n/);
-    writeFileSync(path.join(tmp, "t.test.yaml"), "script: []\ntests:\n  - name: a\n    memory: /\n    expect: {exports: {x: 1}}\n");
-    const root = await runCli(["test", "t.test.yaml"], { cwd: tmp });
-    expect(root.stdout).toMatch(/^FAIL {2}t\.test\.yaml:3: a: memory: \/ holds the test's own copy of the program \(.+\/\.vvm\/memory\), so it cannot be copied into it: give a folder laid out as \.vvm\/memory\n/);
+    // (a fixture lies in the test file's folder: here that folder, which holds TMPDIR, while the program is in prog/)
+    mkdirSync(path.join(tmp, "prog"));
+    writeFileSync(path.join(tmp, "prog", "t.vvm"), "x = 1\nexport x\n");
+    writeFileSync(path.join(tmp, "m.test.yaml"), "program: prog/t.vvm\nscript: []\ntests:\n  - name: a\n    memory: .\n    expect: {exports: {x: 1}}\n");
+    const root = await collect(spawnCli(["test", "m.test.yaml"], { cwd: tmp, env: { TMPDIR: path.join(tmp, "tmp") } }));
+    expect(root.stdout).toMatch(/^FAIL {2}m\.test\.yaml:4: a: memory: \S+ holds the test's own copy of the program \(.+\/\.vvm\/memory\), so it cannot be copied into it: give a folder laid out as \.vvm\/memory\n/);
     // a TMPDIR that does not exist (in-process: a child's tsx would make it for its own cache)
     const tmpdir = vi.spyOn(os, "tmpdir").mockReturnValue(path.join(tmp, "no-such-folder"));
     const missing = await runCli(["test", "t.test.yaml"], { cwd: tmp }).finally(() => tmpdir.mockRestore());
@@ -49,12 +52,13 @@ describe("vvm test's copy, when it would go inside what it copies", () => {
 });
 
 describe("vvm test's script file", () => {
-  it("a device named as the script fails the test at once", async () => {
+  it("a FIFO named as the script fails the test at once", async () => {
     const tmp = fresh();
     writeFileSync(path.join(tmp, "t.vvm"), "x = 1\nexport x\n");
-    writeFileSync(path.join(tmp, "t.test.yaml"), "script: /dev/zero\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
+    execFileSync("mkfifo", [path.join(tmp, "s.yaml")]);
+    writeFileSync(path.join(tmp, "t.test.yaml"), "script: s.yaml\ntests:\n  - name: a\n    expect: {exports: {x: 1}}\n");
     const r = await runCli(["test", "t.test.yaml"], { cwd: tmp });
-    expect(r.stdout).toBe("FAIL  t.test.yaml:3: a: script /dev/zero: not a regular file\n0 passed, 1 failed\n");
+    expect(r.stdout).toBe("FAIL  t.test.yaml:3: a: script s.yaml: not a regular file\n0 passed, 1 failed\n");
   }, 20_000);
 });
 
