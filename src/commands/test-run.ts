@@ -49,7 +49,10 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     throw new TestSetupError(`cannot make a temporary folder in ${os.tmpdir()} (${code === "ENOENT" ? "no such folder" : (code ?? (err as Error).message)}): set TMPDIR to a folder that exists and can be written`);
   }
   try {
-    const programDir = await realpath(path.dirname(file.program));
+    // the folder of the program's real file: a program that is a link (main.vvm -> ~/notes/scribe.vvm) is run in
+    // a copy of its real folder, never in place through a path the copy does not hold
+    const realProgram = await realpath(file.program);
+    const programDir = path.dirname(realProgram);
     const project = path.join(tmp, "project");
     const home = path.join(tmp, "home");
     // a file of the copy is named as the person knows it: the original, as vvm shows paths (`sub/bad.vvm`)
@@ -70,7 +73,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
     await writeFile(script, t.script.kind === "file" ? await readScript(t.script.path, displayPath(t.script.path, io)) : t.script.text);
     if (t.inputFile !== null) await inputFileReadable(t.inputFile, displayPath(t.inputFile, io));
     const trace = path.join(tmp, "trace.jsonl");
-    const entry = path.join(project, path.relative(programDir, await realpath(file.program)));
+    const entry = path.join(project, path.basename(realProgram));
 
     let stdout = "";
     let stderr = "";

@@ -1,9 +1,10 @@
 // `vvm test` through the real CLI: every expectation kind passing and failing, strict scripts inside tests,
 // unused rules, memory fixtures, snapshots (--update), malformed test files, exit codes, and the project's
 // own examples.
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import { ROOT, runCli } from "../support/cli.ts";
 import { writeProgram } from "../support/program.ts";
@@ -433,6 +434,27 @@ describe("vvm test", () => {
       ].join("\n"),
     );
     expect(readFileSync(path.join(p.dir, "repo", "main.test.snap.yaml"), "utf8")).not.toContain("SECRET");
+  });
+
+  it("a program that is a link is run in a copy of its real folder, never in place: a scripted write stays in the copy", async () => {
+    const p = writeProgram({
+      "home/notes/scribe.vvm": 'agent scribe(model="haiku", prompt="p", permissions=perm(write=["log/**"]))\nr = @scribe `Add an entry`(())\nexport r\n',
+      "a/b/repo/main.test.yaml": [
+        "script:",
+        '  - { turn: 1, tool_use: [{ name: write_file, input: { path: log/pwned.txt, content: "x" } }] }',
+        "  - { turn: 2, reply: done }",
+        "tests: [{ name: t, expect: { exports: { r: done } } }]",
+        "",
+      ].join("\n"),
+    });
+    symlinkSync(path.join(p.dir, "home", "notes", "scribe.vvm"), path.join(p.dir, "a", "b", "repo", "main.vvm"));
+    // the copy (TMPDIR/vvm-test-…/project) as deep as the test's folder: the link's real file, taken relative to
+    // the link's folder and joined to the copy, named the real file again
+    mkdirSync(path.join(p.dir, "t"));
+    const tmpdir = vi.spyOn(os, "tmpdir").mockReturnValue(path.join(p.dir, "t"));
+    const r = await runCli(["test"], { cwd: path.join(p.dir, "a", "b", "repo") }).finally(() => tmpdir.mockRestore());
+    expect(r.stdout).toBe("PASS  main.test.yaml: t\n1 passed, 0 failed\n");
+    expect(existsSync(path.join(p.dir, "home", "notes", "log"))).toBe(false);
   });
 
   it("Ctrl-C ends vvm test with exit 130, the test under way unfinished and no later test run", async () => {
