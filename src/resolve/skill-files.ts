@@ -14,9 +14,8 @@ const FOLDER_NAME = /^(?!\.\.?$)[^/\\\0]+$/;
 /** An npm package name (`pkg`, `@scope/pkg`): each part starts with a letter, digit, `_` or `-`, so none is `..`. */
 const PACKAGE_NAME = /^(@[a-z0-9_~-][a-z0-9._~-]*\/)?[a-z0-9_~-][a-z0-9._~-]*$/i;
 
-/** Where a skill's folder is; `skillsHome` is ~/.vvm/skills (null: no home directory known). */
 /**
- * Where a skill's folder is. `within` (for `./`, `../` and `npm:`) is the folder its source names it in: the
+ * Where a skill's folder is; `skillsHome` is ~/.vvm/skills (null: no home directory known). `within` (for `./`, `../` and `npm:`) is the folder its source names it in: the
  * module's folder, or the one its leading `..` steps reach, and the project holding the node_modules folder.
  * Followed through links, the skill's folder must stay inside it: a cloned repository's `skills/x -> ~/.claude/skills/y`
  * (or a planted node_modules/pkg link) would otherwise put the user's files in the prompt and grant reading them.
