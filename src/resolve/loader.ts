@@ -81,6 +81,13 @@ export async function loadProgram(entryPath: string, longSync?: () => void): Pro
         diagnostics.push(diagnostic("E090", why, file, s.path.span));
         continue;
       }
+      // a module is a .vvm file, links followed: a cloned repository's import of ~/.aws/credentials (or of a
+      // link to it) would have its lines shown in the parser's diagnostics, on the terminal and in CI logs
+      if (read && !read.path.endsWith(".vvm")) {
+        const where = read.path === target ? "" : ` (it leads to ${displayName(read.path, first.path)})`;
+        diagnostics.push(diagnostic("E090", `cannot load module ${spec}: not a .vvm file${where}`, file, s.path.span));
+        continue;
+      }
       const canonical = read ? read.path : target;
       const cycleStart = stack.indexOf(canonical);
       if (cycleStart >= 0) {

@@ -181,6 +181,20 @@ describe("module loading", () => {
       "E090 2:6 cannot load module ./bin.vvm: not a text file: a NUL byte (binary file?) at line 1, column 4",
     ]);
   });
+
+  it("a module is a .vvm file, links followed: another file is never parsed, so none of its lines is shown", async () => {
+    prog = writeProgram({
+      "app/main.vvm": `from "../creds" import x\nfrom "./link.vvm" import y\nfrom "./ok.vvm" import z\nexport x\nexport y\nexport z\n`,
+      "app/ok.vvm": lib("z"),
+      creds: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG\n",
+    });
+    symlinkSync(prog.file("creds"), prog.file("app/link.vvm"));
+    const result = await checkProgram(prog.file("app/main.vvm"));
+    expect(result.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
+      "E090 1:6 cannot load module ../creds: not a .vvm file",
+      "E090 2:6 cannot load module ./link.vvm: not a .vvm file (it leads to ../creds)",
+    ]);
+  });
 });
 
 describe("files that cannot be programs", () => {
