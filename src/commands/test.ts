@@ -1,6 +1,6 @@
 // `vvm test [PATH…]`: run the tests of `*.test.yaml` files (spec/testing.md), one line per test on stdout,
 // ending with `N passed, N failed`; exit 1 when a test failed or a test file is malformed.
-import { readdir, stat } from "node:fs/promises";
+import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { printable, vvmLine } from "../printable.ts";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
@@ -131,8 +131,11 @@ async function programExists(file: TestFile, io: CliIO): Promise<void> {
   let what = "no such file (program: names it, relative to the test file)";
   try {
     const st = await stat(file.program);
-    if (st.isFile()) return;
-    what = st.isDirectory() ? "a folder, not a program file" : "not a regular file";
+    // a .vvm file, links followed, as a module is (spec/language.md §12): a cloned repository's test naming
+    // ~/.aws/credentials as its program had the file's lines shown in the reasons it did not run
+    const real = st.isFile() ? await realpath(file.program) : "";
+    if (real.endsWith(".vvm")) return;
+    what = st.isFile() ? `not a .vvm file${real === file.program ? "" : ` (it leads to ${displayPath(real, io)})`}` : st.isDirectory() ? "a folder, not a program file" : "not a regular file";
   } catch {
     // no such file
   }

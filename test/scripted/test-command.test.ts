@@ -1,7 +1,7 @@
 // `vvm test` through the real CLI: every expectation kind passing and failing, strict scripts inside tests,
 // unused rules, memory fixtures, snapshots (--update), malformed test files, exit codes, and the project's
 // own examples.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -228,6 +228,7 @@ describe("vvm test", () => {
       ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
       ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program nothere.vvm: no such file"],
       ["a folder for a program, named as written", "program: /etc\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program /etc: a folder, not a program file"],
+      ["a program that is not a .vvm file", "program: bad.test.yaml\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program bad.test.yaml: not a .vvm file"],
     ];
     it.each(bad)("%s", async (_what, text, message) => {
       const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": text, "main.test.yaml": testFile("main.vvm", RULES, [MAIN_CASES[3]!]) });
@@ -240,6 +241,13 @@ describe("vvm test", () => {
       expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
       expect(r.code).toBe(1);
     });
+  });
+
+  it("a program that is a link to a file not named .vvm is not run, so none of that file's lines is shown", async () => {
+    const p = writeProgram({ creds: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG\n", "repo/main.test.yaml": "script: []\ntests: [{ name: x, expect: {} }]\n" });
+    symlinkSync(path.join(p.dir, "creds"), path.join(p.dir, "repo", "main.vvm"));
+    const r = await runCli(["test"], { cwd: path.join(p.dir, "repo") });
+    expect(r.stdout).toBe(`ERROR main.test.yaml: program main.vvm: not a .vvm file (it leads to ${realpathSync(path.join(p.dir, "creds"))})\n0 passed, 1 failed\n`);
   });
 
   it("a test file that is not UTF-8 is refused rather than read with replacement characters; a program named instead of its tests says so", async () => {
