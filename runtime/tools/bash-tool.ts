@@ -20,6 +20,8 @@ export interface ShellSettings {
   env: Readonly<Record<string, string | undefined>>;
   /** asks a person whether a command may run (bash="prompt"); null: no terminal, so "prompt" denies */
   confirm: ((q: CommandQuestion) => Promise<boolean>) | null;
+  /** why no command runs in this run whatever the agent's bash mode (vvm test without --allow-bash), or null */
+  refused?: string | null;
   limits?: Partial<CommandLimits>;
 }
 
@@ -45,6 +47,7 @@ export async function bashTool(ctx: BashContext, args: { command: string }, sign
   if (command.trim() === "") throw new ToolFailed("command is empty", "bad_input");
   if (command.length > MAX_COMMAND_CHARS) throw new ToolFailed(`command is longer than ${MAX_COMMAND_CHARS.toLocaleString("en")} characters`, "bad_input");
   if (command.includes("\0")) throw new ToolFailed("command contains a NUL character", "bad_input");
+  if (ctx.shell.refused) throw new ToolDenied(`permission denied: ${ctx.shell.refused}; the command did not run`, "bash");
   if (ctx.mode === "prompt") {
     const { confirm } = ctx.shell;
     if (confirm === null) {

@@ -66,6 +66,8 @@ export interface ModelFlags {
   state?: StateMode;
   /** not a flag: `vvm test` keeps every memory inside its test's folder (MemoryStoreOptions.confine) */
   confineMemory?: string;
+  /** not a flag: why the bash tool runs no command in this run (`vvm test` without --allow-bash) */
+  commandsRefused?: string;
 }
 
 export type ModelLayerOptions = ModelFlags & {
@@ -154,7 +156,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     programDir: path.dirname(opts.entryPath),
     runState,
     // bash tool commands: this environment less its credentials (runtime/tools/shell-env.ts); bash="prompt" asks here
-    shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()) },
+    shell: { env: io.env, confirm: commandConfirm(io.ask, color, () => progress?.erase()), refused: opts.commandsRefused ?? null },
     skills: opts.skills ?? new Map(),
     retry: retryBase === undefined ? DEFAULT_RETRY_TUNING : { ...DEFAULT_RETRY_TUNING, baseMs: retryBase },
   });

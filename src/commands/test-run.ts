@@ -39,7 +39,7 @@ export interface RunResult {
 const SKIPPED = new Set([".vvm", ".git", "node_modules"]);
 
 /** Runs one test and hands its result to `check` while the copy still exists (memory is read from it). */
-export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: (r: RunResult) => Promise<T>): Promise<T> {
+export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean, io: CliIO, check: (r: RunResult) => Promise<T>): Promise<T> {
   // real: compared with the program's real folder (a copy cannot go inside what it copies)
   let tmp: string;
   try {
@@ -102,6 +102,8 @@ export async function runTest<T>(file: TestFile, t: TestCase, io: CliIO, check: 
         memoryBudget: 2000,
         // whatever a binding computes, no memory outside the test's folder (its copy and its HOME)
         confineMemory: tmp,
+        // a test's script chooses the commands: a cloned repository's tests would run them as you
+        ...(allowBash ? {} : { commandsRefused: "vvm test runs no command a test's script asks for unless it is given --allow-bash" }),
         concurrency: 8,
         input: t.inputFile ?? undefined,
         arg: Object.entries(t.inputs ?? {}).map(([name, v]) => ({ name, text: JSON.stringify(v) })),

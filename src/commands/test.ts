@@ -13,6 +13,8 @@ import { readSnapshots, snapshotDiff, snapshotFile, snapshotOf, writeSnapshots, 
 export interface TestFlags {
   /** write each passing test's exports and memory as its snapshot */
   update?: boolean;
+  /** let the bash tool run the commands a test's script asks for (as you, in the test's copy) */
+  allowBash?: boolean;
 }
 
 /** Folders a search never enters: state, version control, dependencies. */
@@ -75,7 +77,7 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
     const previous = flags.update ? await readSnapshots(snapFile, displayPath(snapFile, io)).catch(() => new Map<string, Snapshot>()) : null;
     const written = new Map<string, Snapshot>();
     for (const t of file.tests) {
-      const r = await runOne(file, t, snapshots.get(t.name) ?? null, io);
+      const r = await runOne(file, t, snapshots.get(t.name) ?? null, flags.allowBash === true, io);
       if (io.signal.aborted) {
         io.stderr.write("vvm: interrupted\n");
         return EXIT.interrupted;
@@ -113,9 +115,9 @@ interface Ran {
   snapshot: Snapshot | null;
 }
 
-async function runOne(file: TestFile, t: TestCase, want: Snapshot | null, io: CliIO): Promise<Ran> {
+async function runOne(file: TestFile, t: TestCase, want: Snapshot | null, allowBash: boolean, io: CliIO): Promise<Ran> {
   try {
-    return await runTest(file, t, io, async (r) => {
+    return await runTest(file, t, allowBash, io, async (r) => {
       let failure = await firstFailure(t, r, io.signal);
       const snapshot = snapshotOf(r.exports, await allMemories(r.roots, io.signal));
       if (failure === null && want !== null) failure = snapshotDiff(want, snapshot);

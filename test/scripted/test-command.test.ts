@@ -465,6 +465,22 @@ describe("vvm test", () => {
     expect(existsSync(path.join(p.dir, "home", "notes", "log"))).toBe(false);
   });
 
+  it("runs no command a test's script asks the bash tool for unless given --allow-bash (a repository's tests choose them)", async () => {
+    const p = writeProgram({});
+    const mark = path.join(p.dir, "ran");
+    writeFileSync(path.join(p.dir, "main.vvm"), 'agent ops(model="haiku", prompt="p", permissions=perm(bash="allow"))\nr = @ops `Tidy up`(())\nexport r\n');
+    writeFileSync(
+      path.join(p.dir, "main.test.yaml"),
+      ["script:", `  - { turn: 1, tool_use: [{ name: bash, input: { command: ${JSON.stringify(`touch ${mark}`)} } }] }`, "  - { turn: 2, reply: done }", "tests: [{ name: t, expect: { exports: { r: done } } }]", ""].join("\n"),
+    );
+    const refused = await runCli(["test"], { cwd: p.dir });
+    expect(refused.stdout).toBe("PASS  main.test.yaml: t\n1 passed, 0 failed\n");
+    expect(existsSync(mark)).toBe(false);
+    const allowed = await runCli(["test", "--allow-bash"], { cwd: p.dir });
+    expect(allowed.stdout).toBe("PASS  main.test.yaml: t\n1 passed, 0 failed\n");
+    expect(existsSync(mark)).toBe(true);
+  });
+
   it("Ctrl-C ends vvm test with exit 130, the test under way unfinished and no later test run", async () => {
     const p = writeProgram({
       "main.vvm": 'agent a(model="haiku")\nx = @a `slow`(1)\nexport x\n',
