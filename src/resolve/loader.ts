@@ -41,6 +41,12 @@ export async function loadProgram(entryPath: string, longSync?: () => void): Pro
     diagnostics.push(diagnostic("E001", `cannot check ${path.basename(abs)}: ${first.reason}`, first.path, span));
     return { entry: first.path, modules: [], diagnostics };
   }
+  // a .vvm name that a link takes to another kind of file (a cloned repository's main.vvm -> ~/.aws/credentials):
+  // parsed, its lines would be shown under carets, on the terminal and in CI logs
+  if (abs.endsWith(".vvm") && !first.path.endsWith(".vvm")) {
+    diagnostics.push(diagnostic("E001", `cannot check ${path.basename(abs)}: it leads through a symbolic link to ${first.path}, not a .vvm file`, abs, { line: 1, col: 1, endLine: 1, endCol: 1 }));
+    return { entry: first.path, modules: [], diagnostics };
+  }
 
   const byPath = new Map<string, LoadedModule>();
   const order: LoadedModule[] = [];

@@ -1,6 +1,6 @@
 // Module loading: recursion relative to the importing file, one parse per canonical path, cycles,
 // missing files and exports, and files that cannot be programs (binary, not UTF-8, too large).
-import { closeSync, openSync, symlinkSync, ftruncateSync } from "node:fs";
+import { closeSync, openSync, realpathSync, symlinkSync, ftruncateSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { writeProgram, type TmpProgram } from "../support/program.ts";
@@ -179,6 +179,15 @@ describe("module loading", () => {
     expect(result.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
       "E090 1:6 cannot load module ./dir: not a file",
       "E090 2:6 cannot load module ./bin.vvm: not a text file: a NUL byte (binary file?) at line 1, column 4",
+    ]);
+  });
+
+  it("an entry .vvm that a link takes to another kind of file is never parsed, so none of its lines is shown", async () => {
+    prog = writeProgram({ creds: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG\n" });
+    symlinkSync(prog.file("creds"), prog.file("main.vvm"));
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.map((d) => `${d.code} ${d.span.line}:${d.span.col} ${d.message}`)).toEqual([
+      `E001 1:1 cannot check main.vvm: it leads through a symbolic link to ${realpathSync(prog.file("creds"))}, not a .vvm file`,
     ]);
   });
 
