@@ -9,6 +9,11 @@ export function cutText(s: string, max: number): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
+/** `s` cut to its first `max` UTF-16 units (between characters) with `…` after, when it is longer. */
+export function clipped(s: string, max: number): string {
+  return s.length > max ? cutText(s, max) + "…" : s;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Whether `s` holds half a surrogate pair (which UTF-8 cannot hold, and the Messages API refuses). */

@@ -5,7 +5,7 @@ import { parseJson } from "../json.ts";
 import { rebase, RefLoopFound } from "../json-schema.ts";
 import { fillOptional, isObjectShape, parseShape, pathText, shapeSchema, type Shape } from "../shapes.ts";
 import type { Turn } from "../provider.ts";
-import { cutText } from "../text.ts";
+import { clipped } from "../text.ts";
 import { makeError, thrown, toJSON, type Site, type Value, type VObject, type VvmRaise } from "../values.ts";
 // type-only: ajv loads on the first typed call
 import type { Validator } from "./schema-validator.ts";
@@ -136,7 +136,7 @@ export async function askTyped<F extends { ok: false }>(typed: Typed, reasks: nu
       const message = `the reply does not fit returns=${after}${limit}: ${d.errors[0]}${more}`;
       const data = new Map<string, Value>([
         ["errors", d.errors],
-        ["reply_preview", out.text.length > PREVIEW_CHARS ? cutText(out.text, PREVIEW_CHARS) + "…" : out.text],
+        ["reply_preview", clipped(out.text, PREVIEW_CHARS)],
         ["reasks", n],
         ["attempts", total.attempts],
         ["model", model],

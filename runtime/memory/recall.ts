@@ -3,7 +3,7 @@
 // (minisearch), so an old fact comes back when it matters. spec/memory.md §3 "Recall".
 import MiniSearch from "minisearch";
 import type { RecallMode } from "./patch.ts";
-import { cutText, wellFormed } from "../text.ts";
+import { clipped, wellFormed } from "../text.ts";
 
 /** One retained fact: the ledger entry it came with (`seq`, `ts`) and its place in that entry's `retain`. */
 export interface Fact {
@@ -49,7 +49,7 @@ export function cost(f: Fact): number {
  * escape through) can hold.
  */
 function shownText(text: string): string {
-  return wellFormed(text.length > MAX_FACT_CHARS ? cutText(text, MAX_FACT_CHARS) + "…" : text);
+  return wellFormed(clipped(text, MAX_FACT_CHARS));
 }
 
 /** Hits considered per call: enough to fill any budget, few enough to stay well under a millisecond. */

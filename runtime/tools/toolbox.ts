@@ -4,7 +4,7 @@
 import { getMaxListeners, setMaxListeners } from "node:events";
 import { Semaphore } from "async-mutex";
 import type { ToolResult, ToolSpec, ToolUse } from "../provider.ts";
-import { cutText } from "../text.ts";
+import { clipped } from "../text.ts";
 import { editFileTool, LIMITS, listFilesTool, readFileTool, searchFilesTool, writeFileTool, type ToolOutput } from "./file-tools.ts";
 import { bashTool, COMMAND_LIMITS, type ShellSettings } from "./bash-tool.ts";
 import { memorySearchTool, MEMORY_SEARCH_LIMITS, type MemorySearch } from "./memory-search-tool.ts";
@@ -249,8 +249,8 @@ export class Toolbox {
     const denied = output === null && failure! instanceof ToolDenied;
     onEvent({
       // as the reply wrote them: a made-up tool name or id is reply text of any length, so only its start is kept
-      tool: short(use.name, 64),
-      tool_use_id: short(use.id, 64),
+      tool: clipped(use.name, 64),
+      tool_use_id: clipped(use.id, 64),
       allowed: !denied,
       denied: denied ? (failure! as ToolDenied).permission : null,
       ok: output !== null,
@@ -311,12 +311,7 @@ function pathArg(input: unknown): string | null {
   if (typeof input !== "object" || input === null) return null;
   const o = input as Record<string, unknown>;
   const p = typeof o.path === "string" ? o.path : typeof o.pattern === "string" ? o.pattern : null;
-  return p === null ? null : short(p, 300);
-}
-
-/** A string from the reply for the trace: its first `max` characters, then `…`. */
-function short(s: string, max: number): string {
-  return s.length > max ? cutText(s, max) + "…" : s;
+  return p === null ? null : clipped(p, 300);
 }
 
 function jsonBytes(v: unknown): number {

@@ -15,7 +15,7 @@ import { ToolError } from "../../runtime/memory/tool-error.ts";
 import type { ToolOptions } from "../../runtime/memory/maintain.ts";
 import { obj } from "../../runtime/values.ts";
 import { Interrupted } from "../../runtime/abort.ts";
-import { cutText } from "../../runtime/text.ts";
+import { clipped } from "../../runtime/text.ts";
 
 /** The options every `vvm memory` command takes. */
 export interface WhereFlags {
@@ -78,7 +78,7 @@ export function locate(key: string, flags: WhereFlags, io: CliIO): MemoryLocatio
   } catch (err) {
     if (err instanceof BindingError) {
       // a key refused for its length is named by its start: quoted whole, it was the whole message
-      const shown = key.length > SHOWN_KEY_CHARS ? `${JSON.stringify(cutText(key, SHOWN_KEY_CHARS)).slice(0, -1)}…"` : JSON.stringify(key);
+      const shown = JSON.stringify(clipped(key, SHOWN_KEY_CHARS));
       throw new UsageError(`key ${shown}: ${err.message.replace(/^memory\./, "")}`);
     }
     throw err;
