@@ -4,7 +4,7 @@
 // describes the behaviour.
 import type { MemoryPort, MemoryProvenance, MemorySession } from "../memory-port.ts";
 import { realish } from "../../src/resolve/glob-prefix.ts";
-import { relativeUnder } from "../tools/globs.ts";
+import { relativeUnder } from "../../src/resolve/glob-prefix.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";

@@ -2,7 +2,7 @@
 import path from "node:path";
 import braces from "braces";
 import picomatch from "picomatch";
-import { realish, splitGlob } from "../../src/resolve/glob-prefix.ts";
+import { realish, relativeUnder, splitGlob } from "../../src/resolve/glob-prefix.ts";
 
 interface CompiledGlob {
   written: string;
@@ -169,13 +169,6 @@ function rangeSize(from: string, to: string): number {
 
 function hasDotName(rel: string): boolean {
   return rel.startsWith(".") || rel.includes("/.");
-}
-
-/** `p` relative to `dir` when `p` is `dir` or inside it ("" for `dir` itself), else null. Posix paths. */
-export function relativeUnder(dir: string, p: string): string | null {
-  if (p === dir) return "";
-  const prefix = dir.endsWith("/") ? dir : dir + "/";
-  return p.startsWith(prefix) ? p.slice(prefix.length) : null;
 }
 
 function resolvable(abs: string): string | null {

@@ -3,8 +3,8 @@
 // followed, and only then checked against the globs (spec/agent-calls.md §8).
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, promises as fs, readlinkSync, type Dirent } from "node:fs";
 import path from "node:path";
-import { realish } from "../../src/resolve/glob-prefix.ts";
-import { GlobSet, relativeUnder, type ReadTree } from "./globs.ts";
+import { realish, relativeUnder } from "../../src/resolve/glob-prefix.ts";
+import { GlobSet, type ReadTree } from "./globs.ts";
 import type { ToolPermission } from "./permissions.ts";
 
 /** A refusal the model is told about (so it can carry on); `permission` names what was missing. */

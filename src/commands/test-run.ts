@@ -9,7 +9,7 @@ import { displayPath, type CliIO } from "../io.ts";
 import type { RunOutcome } from "../../runtime/context.ts";
 import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
-import { relativeUnder } from "../../runtime/tools/globs.ts";
+import { relativeUnder } from "../resolve/glob-prefix.ts";
 import { errorKind, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";

@@ -6,7 +6,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Expr, KwArg } from "../../grammar/ast.ts";
 import { literalString, permissionEntries, type ValueProblem } from "./agent-config.ts";
-import { realish, splitGlob } from "./glob-prefix.ts";
+import { realish, relativeUnder, splitGlob } from "./glob-prefix.ts";
 
 /** The literal `read` and `write` globs of a literal `perm(...)` or permissions object, with their expressions. */
 function literalGlobs(v: Expr): { mode: string; glob: string; at: Expr }[] {
@@ -66,7 +66,7 @@ export function linkedGlobProblems(kw: KwArg, programDir: string): ValueProblem[
     } catch {
       continue;
     }
-    if (reached === root || reached.startsWith(root + path.sep)) continue;
+    if (relativeUnder(root, reached) !== null) continue;
     const link = firstLink(programDir, fixed.split("/"));
     out.push({
       at,

@@ -34,3 +34,10 @@ export function realish(abs: string): string {
     return path.join(realish(parent), path.basename(abs));
   }
 }
+
+/** `p` relative to `dir` when `p` is `dir` or inside it ("" for `dir` itself), else null. Posix paths. */
+export function relativeUnder(dir: string, p: string): string | null {
+  if (p === dir) return "";
+  const prefix = dir.endsWith("/") ? dir : dir + "/";
+  return p.startsWith(prefix) ? p.slice(prefix.length) : null;
+}

@@ -5,6 +5,7 @@
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import type { LoadedSkill } from "../../runtime/skills.ts";
+import { relativeUnder } from "./glob-prefix.ts";
 
 /** A SKILL.md larger than this is refused: instructions go into every request of the agent. */
 const MAX_SKILL_BYTES = 256 * 1024;
@@ -68,8 +69,7 @@ export async function loadSkill(name: string, source: string, fromModule: string
   if (!(await isDirectory(dir))) return fail(`${where.dir} is not a folder`);
   if (where.within !== undefined) {
     const within = await fs.realpath(where.within).catch(() => where.within!);
-    const rel = path.relative(within, dir);
-    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+    if (relativeUnder(within, dir) === null) {
       return fail(`${where.dir} leads through a symbolic link out of ${within} (to ${dir}), and a skill's folder is read only where its source names it`);
     }
   }
