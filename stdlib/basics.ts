@@ -1,5 +1,6 @@
 // pack, perm, range, len.
 import { thrown, typeName, type Site, type Value, type VObject } from "../runtime/values.ts";
+import { checkRoomForList } from "../runtime/heap.ts";
 import { bindArgs } from "./args.ts";
 import { SIGNATURES } from "./signatures.ts";
 
@@ -49,6 +50,7 @@ export function range(args: Value[], kwargs: Map<string, Value> | null, _it: Val
     throw thrown(`range() needs a whole number, got ${typeName(n ?? null)}${typeof n === "number" ? ` ${n}` : ""}`, site);
   }
   if (n > RANGE_MAX) throw thrown(`range(${n}) is too large (at most ${RANGE_MAX})`, site);
+  checkRoomForList(n, site);
   const out: number[] = new Array(Math.max(0, n));
   for (let i = 0; i < n; i++) out[i] = i;
   return out;

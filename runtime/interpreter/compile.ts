@@ -33,6 +33,7 @@ import {
   type Completion,
 } from "./frame.ts";
 import { Interrupted, POLL_MASK, ROOT_ENV } from "../abort.ts";
+import { checkHeap } from "../heap.ts";
 import { add, binaryOp, compare, index, member, needBool } from "./ops.ts";
 import type { Scope } from "../../src/resolve/scopes.ts";
 import { Analysis, asyncDefs, resolve, type ModuleNames } from "./analysis.ts";
@@ -921,7 +922,7 @@ export class ModuleCompiler {
       return AS(async (f) => {
         let slice = sliceEnd();
         for (let n = 1; ; n++) {
-          if ((n & POLL_MASK) === 0) slice = await poll(f, slice);
+          if ((n & POLL_MASK) === 0) slice = await poll(f, slice, site);
           const v = cr(f);
           if (v !== true) {
             if (v === false) return NORMAL;
@@ -936,7 +937,7 @@ export class ModuleCompiler {
     return AS(async (f) => {
       let slice = sliceEnd();
       for (let n = 1; ; n++) {
-        if ((n & POLL_MASK) === 0) slice = await poll(f, slice);
+        if ((n & POLL_MASK) === 0) slice = await poll(f, slice, site);
         if (!needBool(cond.async ? await cond.run(f) : cond.run(f), "a while condition", site)) return NORMAL;
         const code = body.async ? await body.run(f) : body.run(f);
         if (code === BREAK) return NORMAL;
@@ -960,7 +961,7 @@ export class ModuleCompiler {
         const xs = items(iter.async ? await iter.run(f) : iter.run(f));
         let slice = sliceEnd();
         for (let n = 0; n < xs.length; n++) {
-          if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice);
+          if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice, site);
           f.s[slot] = xs[n] as Value;
           const code = br(f);
           if (code === BREAK) return NORMAL;
@@ -973,7 +974,7 @@ export class ModuleCompiler {
       const xs = items(iter.async ? await iter.run(f) : iter.run(f));
       let slice = sliceEnd();
       for (let n = 0; n < xs.length; n++) {
-        if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice);
+        if ((n & POLL_MASK) === POLL_MASK) slice = await poll(f, slice, site);
         f.s[slot] = xs[n] as Value;
         const code = await body.run(f);
         if (code === BREAK) return NORMAL;
@@ -1258,7 +1259,7 @@ class UserFunction implements VFunction {
 
   private enter(args: Value[], kwargs: Map<string, Value> | null, it: Value, site: Site, env: CallEnv): Frame {
     const c = this.c;
-    this.owner.watch.call();
+    this.owner.watch.call(site);
     const depth = env.depth + 1;
     if (depth > RECURSION_LIMIT) {
       throw thrown(`recursion limit reached: more than ${RECURSION_LIMIT} nested calls (calling ${this.name})`, site);
@@ -1340,9 +1341,10 @@ const SLICE_MS = 25;
 const sliceEnd = () => performance.now() + SLICE_MS;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Called every POLL_MASK+1 iterations: stop on abort, yield when the slice is used up; returns the new slice end. */
-async function poll(f: Frame, slice: number): Promise<number> {
+/** Called every POLL_MASK+1 iterations of the loop at `site`: stop on abort or a full heap, yield when the slice is used up; returns the new slice end. */
+async function poll(f: Frame, slice: number, site: Site): Promise<number> {
   if (f.signal.aborted) throw new Interrupted();
+  checkHeap(site);
   if (performance.now() < slice) return slice;
   await nextTurn();
   if (f.signal.aborted) throw new Interrupted();

@@ -12,6 +12,7 @@ import {
 } from "../values.ts";
 import { deriveAgent } from "./agents.ts";
 import { MAX_LIST_LENGTH, MAX_STRING_LENGTH, TOO_LONG } from "./frame.ts";
+import { checkRoomForList } from "../heap.ts";
 
 export function binaryOp(op: BinaryOp, a: Value, b: Value, site: Site): Value {
   switch (op) {
@@ -45,6 +46,7 @@ export function add(a: Value, b: Value, site: Site): Value {
   }
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length + b.length > MAX_LIST_LENGTH) throw thrown(`value too large: '+' would make a list of ${(a.length + b.length).toLocaleString("en")} items; ${TOO_LONG.list}`, site);
+    checkRoomForList(a.length + b.length, site);
     return a.concat(b);
   }
   throw thrown(`'+' needs two numbers, two strings or two lists, got ${typeName(a)} and ${typeName(b)}`, site);

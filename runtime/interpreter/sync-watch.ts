@@ -3,6 +3,9 @@
 // turns: not even the second Ctrl-C, which ends vvm at once, is heard. Loops yield now and then (compile.ts
 // `poll`); function calls cannot, so they are counted here, and once a stretch without a turn passes LONG_MS
 // the run's `longSync` hook is told (the CLI then lets Ctrl-C end the process at once, until the loop turns).
+// The same count paces the look at the heap (heap.ts), which a program without loops reaches only through calls.
+import { checkHeap } from "../heap.ts";
+import type { Site } from "../values.ts";
 
 /** Calls between two looks at the clock. */
 const MASK = 4095;
@@ -17,9 +20,11 @@ export class SyncWatch {
 
   constructor(private readonly hook: (() => void) | undefined) {}
 
-  /** One function call. */
-  call(): void {
-    if (this.hook === undefined || (++this.calls & MASK) !== 0) return;
+  /** One function call, made at `site`. */
+  call(site: Site): void {
+    if ((++this.calls & MASK) !== 0) return;
+    checkHeap(site);
+    if (this.hook === undefined) return;
     const now = performance.now();
     if (this.since === null) {
       this.since = now;

@@ -89,6 +89,32 @@ x = f(0)
     expect(JSON.parse(r.stdout)).toEqual({ v: 1 });
   });
 
+  it("a program whose values outgrow Node's heap raises out of memory where it is (a loop, calls, a long list made at once), catchable, never V8's fatal error", async () => {
+    // a small heap, so each program reaches its end in about a second
+    const env = { NODE_OPTIONS: "--max-old-space-size=200" };
+    const programs = {
+      loop: "xs = []\nwhile true:\n    xs = [xs, range(1000), range(1000)]\n",
+      calls: "def pair(i):\n    return [range(500), range(500)]\n\nxs = map(range(1000000), pair)\n",
+      concat: "xs = []\nfor i in range(30):\n    xs = xs + range(1000000)\n",
+      range: "xs = []\nfor i in range(30):\n    xs = [xs, range(1000000)]\n",
+    };
+    const at = { loop: "2:7", calls: "4:1", concat: "3:10", range: "3:15" };
+    for (const [name, source] of Object.entries(programs)) {
+      const r = await collect(spawnCli(["run", "--provider", "sim", programFile(source)], { env }));
+      expect([name, r.code]).toEqual([name, 1]);
+      expect(r.stderr).toMatch(/uncaught error at .*main\.vvm:(\d+:\d+):[^]*out of memory: (the program's values take|this would add about) \d+ MB/);
+      expect([name, /main\.vvm:(\d+:\d+):/.exec(r.stderr)?.[1]]).toEqual([name, at[name as keyof typeof at]]);
+      expect(r.stderr).not.toMatch(/FATAL|heap limit| {4}at /);
+    }
+    // the error unwinds: what held the values is gone, and the program goes on
+    const caught = "def grow():\n    xs = []\n    while true:\n        xs = [xs, range(1000)]\n\ntry:\n    grow()\nexcept as err:\n    seen = err.error.message\nafter = len(range(1000000))\nexport seen\nexport after\n";
+    const r = await collect(spawnCli(["run", "--provider", "sim", programFile(caught)], { env }));
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { seen: string; after: number };
+    expect(out.seen).toMatch(/^out of memory: the program's values take \d+ MB, of the \d+ MB Node's heap may hold/);
+    expect(out.after).toBe(1000000);
+  });
+
   it("handles lists of a million items", async () => {
     const file = programFile(`def inc(x):
   return x + 1
