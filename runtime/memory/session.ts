@@ -625,7 +625,10 @@ export class Session implements MemorySession {
     const found = await scanSecrets(patch.digest, patch.retain);
     if (found.length > 0) return this.reject(`likely secret found: ${describeFindings(found)}`);
     const done = await this.applyPatch(patch, { kind: "patch" });
-    Object.assign(this.report, { result: done.applied ? "applied" : "unchanged", seq: done.seq, reason: done.notes.length > 0 ? done.notes.join("; ") : null });
+    // a patch refused whole (its new digest refused, no retain) was recorded by reject()
+    if (this.report.result === "rejected") return;
+    // an entry without a new digest still kept the patch's retain items
+    Object.assign(this.report, { result: done.seq !== null ? "applied" : "unchanged", seq: done.seq, reason: done.notes.length > 0 ? done.notes.join("; ") : null });
   }
 
   /** Apply a valid, scanned patch (or a restore) with its guards, until it is applied or refused. */

@@ -1,6 +1,6 @@
 // `vvm run --trace` says what memory did on each call (key, mode, lock wait, facts injected, the patch's
 // result and entry seq) without any fact or digest text.
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
@@ -49,5 +49,46 @@ describe("memory events in the trace", () => {
     expect(typeof events[0]!.lock_wait_ms).toBe("number");
     expect(events[1]!.reason).toMatch(/not valid JSON/);
     expect(raw).not.toMatch(/SECRET-FREE|fact text/);
+  });
+});
+
+describe("the memory event's result for a patch that only keeps facts, or whose digest is refused", () => {
+  it("applied with its entry for retain alone (and beside a refused digest); rejected when nothing is left", async () => {
+    await writeFile(
+      path.join(dir, "p.vvm"),
+      [
+        'agent scribe(model="haiku", memory={ scope: "project", key: "notes:ro" })',
+        "a = @scribe `First.`()",
+        "b = @scribe `Second.`()",
+        "c = @scribe `Third.`()",
+        "export a",
+        "",
+      ].join("\n"),
+    );
+    // read_only: a new digest is refused, retain items are still kept (the hand-made digest.md is entry 1)
+    await mkdir(path.join(dir, ".vvm/memory/k-notes_3aro"), { recursive: true });
+    await writeFile(path.join(dir, ".vvm/memory/k-notes_3aro/digest.md"), "---\nread_only: true\n---\n## Notes\n");
+    const reply = (match: string, body: string) => ["  - kind: agent", `    match: ${JSON.stringify(match)}`, "    reply: |", ...body.split("\n").map((l) => "      " + l)];
+    await writeFile(
+      path.join(dir, "s.yaml"),
+      [
+        "rules:",
+        ...reply("First", "ok\n" + block(JSON.stringify({ retain: ["kept fact one"] }))),
+        ...reply("Second", "ok\n" + block(JSON.stringify({ digest: "a new digest", retain: ["kept fact two"] }))),
+        ...reply("Third", "ok\n" + block(JSON.stringify({ digest: "another digest" }))),
+      ].join("\n") + "\n",
+    );
+    const r = await runCli(["run", "p.vvm", "--script", "s.yaml", "--trace", "t.jsonl", "--narrate"], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    const raw = await readFile(path.join(dir, "t.jsonl"), "utf8");
+    const events = raw.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.type === "memory");
+    expect(events.map((e) => [e.result, e.seq])).toEqual([
+      ["applied", 2],
+      ["applied", 3],
+      ["rejected", 4],
+    ]);
+    expect(events[1]!.reason).toMatch(/read_only/);
+    expect(events[2]!.reason).toMatch(/read_only/);
+    expect(r.stderr).toMatch(/memory notes:ro \(continue\): applied, seq 2/);
   });
 });
