@@ -5,6 +5,7 @@ import { BACKOFFS as BACKOFF_LIST, CALL_OPTIONS as CALL_OPTION_LIST } from "../.
 import { negatedGlob } from "../../runtime/negated-glob.ts";
 import { MEMORY_MODES as MEMORY_MODE_LIST, MEMORY_SCOPES as MEMORY_SCOPE_LIST } from "../../runtime/memory-port.ts";
 import { perm } from "../../stdlib/basics.ts";
+import { SIGNATURES } from "../../stdlib/signatures.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { isLambda } from "./scopes.ts";
 
@@ -12,6 +13,13 @@ import { isLambda } from "./scopes.ts";
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
 /** Keys of this runtime's own features that W020 leaves alone: `returns` (spec/typed-results.md) is judged by W070/W071. */
 export const FEATURE_KEYS: ReadonlySet<string> = new Set(["returns"]);
+
+/** W020's message; a permission written as a key of its own (`bash="allow"`) is pointed into `permissions=perm(...)`. */
+export function unknownKeyMessage(name: string): string {
+  const unknown = `unknown agent configuration key '${name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`;
+  if (!SIGNATURES.perm.params.includes(name)) return unknown;
+  return `${unknown}; '${name}' is a permission and grants nothing here: write permissions=perm(${name}=...)`;
+}
 
 /** Portable agent-call options (spec/language.md §4.1); others warn W050 and are ignored. The runtime owns the lists. */
 export const CALL_OPTIONS: ReadonlySet<string> = new Set(CALL_OPTION_LIST);

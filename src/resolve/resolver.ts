@@ -14,6 +14,7 @@ import {
   describeExpr,
   literalString,
   optionValueProblem,
+  unknownKeyMessage,
 } from "./agent-config.ts";
 import { linkedGlobProblems } from "./glob-links.ts";
 import { returnsProblems } from "./returns.ts";
@@ -159,7 +160,7 @@ class Resolver {
     this.checkRepeatedKeys(s.kwargs, "decl");
     for (const kw of s.kwargs) {
       if (!AGENT_KEYS.has(kw.name) && !FEATURE_KEYS.has(kw.name)) {
-        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
+        this.report("W020", unknownKeyMessage(kw.name), kw.nameSpan);
       }
       const computed = computedParts(kw.value, (n) => !this.isUserName(n, ctx));
       for (const c of computed) {
@@ -266,7 +267,7 @@ class Resolver {
     this.checkRepeatedKeys(kwargs, kind);
     for (const kw of kwargs) {
       if (!AGENT_KEYS.has(kw.name) && !FEATURE_KEYS.has(kw.name)) {
-        this.report("W020", `unknown agent configuration key '${kw.name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`, kw.nameSpan);
+        this.report("W020", unknownKeyMessage(kw.name), kw.nameSpan);
       }
       this.walkExpr(kw.value, ctx);
       this.checkConfigValue(kw, kind);

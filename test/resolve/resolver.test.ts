@@ -201,3 +201,15 @@ export out
     ]);
   });
 });
+
+describe("W020 unknown agent configuration key", () => {
+  it("points a permission written as a key of its own into permissions=perm(...), in a declaration and in .with(...)", async () => {
+    prog = writeProgram({ "main.vvm": 'agent ops(model="haiku", bash="allow", temperature=0)\nr = @ops.with(read=["docs/**"]) `Go.`(())\nexport r\n' });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.filter((d) => d.code === "W020").map((d) => d.message.split("); ")[1] ?? null)).toEqual([
+      "'bash' is a permission and grants nothing here: write permissions=perm(bash=...)",
+      null,
+      "'read' is a permission and grants nothing here: write permissions=perm(read=...)",
+    ]);
+  });
+});
