@@ -14,9 +14,14 @@ export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skil
 /** Keys of this runtime's own features that W020 leaves alone: `returns` (spec/typed-results.md) is judged by W070/W071. */
 export const FEATURE_KEYS: ReadonlySet<string> = new Set(["returns"]);
 
+/** Keys outside the portable set that this runtime reads (spec/agent-calls.md): W020 says they are not portable. */
+const RUNTIME_KEYS: ReadonlySet<string> = new Set(["max_turns", "max_tokens"]);
+
 /** W020's message; a permission written as a key of its own (`bash="allow"`) is pointed into `permissions=perm(...)`. */
 export function unknownKeyMessage(name: string): string {
-  const unknown = `unknown agent configuration key '${name}' (portable keys: ${[...AGENT_KEYS].join(", ")})`;
+  const portable = `portable keys: ${[...AGENT_KEYS].join(", ")}`;
+  if (RUNTIME_KEYS.has(name)) return `agent configuration key '${name}' is not portable: this runtime reads it, other VVM runtimes may not (${portable})`;
+  const unknown = `unknown agent configuration key '${name}' (${portable})`;
   if (!SIGNATURES.perm.params.includes(name)) return unknown;
   return `${unknown}; '${name}' is a permission and grants nothing here: write permissions=perm(${name}=...)`;
 }

@@ -213,3 +213,13 @@ describe("W020 unknown agent configuration key", () => {
     ]);
   });
 });
+
+describe("W020 on the keys this runtime reads", () => {
+  it("says max_turns and max_tokens are not portable, not that they are unknown", async () => {
+    prog = writeProgram({ "main.vvm": 'agent ops(model="haiku", max_turns=4, max_tokens=100)\nr = @ops `Go.`(())\nexport r\n' });
+    const result = await checkProgram(prog.file("main.vvm"));
+    const messages = result.diagnostics.filter((d) => d.code === "W020").map((d) => d.message);
+    expect(messages).toHaveLength(2);
+    for (const m of messages) expect(m).toMatch(/^agent configuration key 'max_t\w+' is not portable: this runtime reads it/);
+  });
+});
