@@ -153,7 +153,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .command("test")
     .description("run the tests of *.test.yaml files (scripted, offline, each in a fresh copy); exit 1 when one fails")
     .argument("[paths...]", "test files, or folders searched for *.test.yaml (default: the current directory)")
-    .option("--update", "write each passing test's exports and memory as its snapshot, NAME.test.snap.yaml")
+    .option("--update", "write each passing test's exports and memory as its snapshot: NAME.test.snap.yaml beside NAME.test.yaml (NAME.test.snap.yml beside a .test.yml)")
     .option("--allow-bash", "let agents with bash=\"allow\" run the commands a test's script asks for (default: refused, as a repository's tests choose them)")
     .action(async (paths: string[], flags: TestFlags) => {
       const { testCommand } = await import("./commands/test.ts");
