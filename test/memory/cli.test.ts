@@ -66,6 +66,8 @@ describe("memory through vvm run", () => {
     const home = path.join(dir, "home");
     const out = ok(await runCli(["run", "tenant-memory.vvm", "--script", "memory-script.yaml"], { cwd: dir, env: { HOME: home } }));
     expect(out.replies).toEqual(["Thanks, we are on it.", "Thanks, we are on it.", "Thanks, we are on it."]);
+    // the script answers every call of the example, the user-scope assistant's too (not the simulator)
+    expect(out.style).toBe("One bullet point per tenant, newest first.");
     const names = (await readdir(path.join(dir, ".vvm", "memory"))).sort();
     expect(names).toEqual(["k-tenant_3aacme", "k-tenant_3aglobex", "k-tenant_3ainitech"]);
     for (const t of ["acme", "globex", "initech"]) {
