@@ -119,7 +119,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     .option("--strict-script", "with --script: a call no rule answers is an error (not the simulator's answer), and unused rules are listed")
     .option("--concurrency <n>", "items each pmap runs at once (nested pmaps multiply)", positiveInt, 8)
     .option("--judge-model <model>", "model for predicates, semantic cases, choose and require", nonBlank, "haiku")
-    .option("--trace <file>", "write one JSON event per call, judge and statement to this file", nonBlank)
+    .option("--trace <file>", "write the run as JSON lines to this file: calls, judges and their attempts, tool uses, memory, statements, the summary (never prompt or reply text)", nonBlank)
     .addOption(
       new Option("--lock-timeout <duration>", "longest wait for a memory lock before error(kind=\"locked\"); a bare number is seconds")
         .argParser(duration)

@@ -50,7 +50,7 @@ export async function testCommand(paths: string[], flags: TestFlags, io: CliIO):
     else {
       const found = await findTestFiles(abs);
       if (found.length === 0) {
-        io.stderr.write(vvmLine(`${p}: no test files (*.test.yaml) in this folder or below it`));
+        io.stderr.write(vvmLine(`${p}: no test files (*.test.yaml, *.test.yml) in this folder or below it`));
         return EXIT.usage;
       }
       files.push(...found);

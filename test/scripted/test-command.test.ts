@@ -502,7 +502,7 @@ describe("vvm test", () => {
     const hostile = await runCli(["test", "x\u001b[2Jy.test.yaml"], { cwd: p.dir });
     expect([hostile.code, hostile.stderr]).toEqual([64, "vvm: x\\u001b[2Jy.test.yaml: no such file or folder\n"]);
     const none = await runCli(["test"], { cwd: p.dir });
-    expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml) in this folder or below it\n"]);
+    expect([none.code, none.stderr]).toEqual([64, "vvm: .: no test files (*.test.yaml, *.test.yml) in this folder or below it\n"]);
     // an empty path (an unset shell variable) is not the working directory
     const empty = await runCli(["test", ""], { cwd: p.dir });
     expect([empty.code, empty.stderr, empty.stdout]).toEqual([64, "vvm: an empty path: name a test file or folder, or none for the current directory\n", ""]);
