@@ -23,17 +23,41 @@ export interface InputFlags {
   /** a JSON file whose object fields are inputs; `-` is standard input */
   input?: string;
   arg: ArgFlag[];
+  /**
+   * `vvm test`: the inputs come from a test's `inputs:` and `input_file:` (named in messages as `shown`),
+   * not from flags, and the messages say so
+   */
+  fromTest?: { inputFileShown: string | null };
 }
+
+/** How messages name where inputs come from: vvm run's flags, or a test's fields. */
+interface Sources {
+  arg: (name: string) => string;
+  input: (shown: string) => string;
+  missing: (name: string, many: boolean) => string;
+}
+
+const FROM_FLAGS: Sources = {
+  arg: (name) => `--arg ${name}`,
+  input: (shown) => `--input ${shown}`,
+  missing: (name, many) => `pass --arg ${name}=VALUE${many ? " for each" : ""} or a field in an --input JSON file`,
+};
+
+const FROM_TEST: Sources = {
+  arg: (name) => `inputs: ${name}`,
+  input: (shown) => `input_file ${shown}`,
+  missing: (name, many) => `give ${many ? "each" : "it"} under the test's inputs: (${name}: VALUE) or as a field of its input_file`,
+};
 
 /**
  * `--arg` values are JSON when they parse as JSON (`3`, `true`, `[1, 2]`, `"3"`), otherwise the text itself.
  * JSON that the runtime refuses (a number too large, nesting too deep) is a mistake, as it is in an --input
  * file: it never becomes text behind the user's back.
  */
-function argValue(name: string, text: string): Value {
+function argValue(name: string, text: string, from: Sources): Value {
   const r = parseJson(text, { uniqueFields: true });
   if (r.ok) return r.value;
-  if (isJson(text)) throw new UsageError(`--arg ${name}: ${r.problem}`);
+  if (isJson(text)) throw new UsageError(`${from.arg(name)}: ${r.problem}`);
   return text;
 }
 
@@ -53,6 +77,7 @@ function isJson(text: string): boolean {
  * an `--arg` given twice, or a required input left out; Interrupted on Ctrl-C while the file is read.
  */
 export async function collectInputs(checked: CheckResult, flags: InputFlags, io: CliIO): Promise<Map<string, Value>> {
+  const from = flags.fromTest ? FROM_TEST : FROM_FLAGS;
   const decls = declaredInputs(checked);
   const declared = new Map(decls.map((d) => [d.name, d]));
   const values = new Map<string, Value>();
@@ -62,23 +87,23 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
       : `the program's inputs: ${decls.map((d) => d.name).join(", ")}`;
 
   if (flags.input !== undefined) {
-    const shown = flags.input === "-" ? "<stdin>" : flags.input;
+    const shown = from.input(flags.fromTest?.inputFileShown ?? (flags.input === "-" ? "<stdin>" : flags.input));
     const value = await readInputFile(flags.input, shown, io);
     if (!(value instanceof Map)) {
-      throw new UsageError(`--input ${shown}: expected a JSON object whose fields are the program's inputs, found ${describe(value)} (${known()})`);
+      throw new UsageError(`${shown}: expected a JSON object whose fields are the program's inputs, found ${describe(value)} (${known()})`);
     }
     for (const [name, v] of value) {
-      if (!declared.has(name)) throw new UsageError(`--input ${shown}: field '${name}' is not an input of the program (${known()})`);
+      if (!declared.has(name)) throw new UsageError(`${shown}: field '${name}' is not an input of the program (${known()})`);
       values.set(name, v);
     }
   }
 
   const given = new Set<string>();
   for (const a of flags.arg) {
-    if (given.has(a.name)) throw new UsageError(`--arg ${a.name} is given twice`);
+    if (given.has(a.name)) throw new UsageError(`${from.arg(a.name)} is given twice`);
     given.add(a.name);
-    if (!declared.has(a.name)) throw new UsageError(`--arg ${a.name}: the program has no input '${a.name}' (${known()})`);
-    values.set(a.name, argValue(a.name, a.text));
+    if (!declared.has(a.name)) throw new UsageError(`${from.arg(a.name)}: the program has no input '${a.name}' (${known()})`);
+    values.set(a.name, argValue(a.name, a.text, from));
   }
 
   const missing = decls.filter((d) => d.default === null && !values.has(d.name));
@@ -86,7 +111,7 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
     const list = missing.map((d) => (d.description ? `'${d.name}' (${d.description.value})` : `'${d.name}'`)).join(", ");
     const s = missing.length === 1 ? "" : "s";
     throw new UsageError(
-      `missing input${s} ${list}: pass --arg ${missing[0]!.name}=VALUE${missing.length === 1 ? "" : " for each"} or a field in an --input JSON file (vvm check lists the program's inputs)`,
+      `missing input${s} ${list}: ${from.missing(missing[0]!.name, missing.length > 1)} (vvm check lists the program's inputs)`,
     );
   }
   return values;
@@ -146,6 +171,7 @@ function openInput(file: string): Readable {
   return createReadStream("", { fd });
 }
 
+/** The input file as JSON; `shown` is how messages name it (`--input in.json`). */
 async function readInputFile(file: string, shown: string, io: CliIO): Promise<Value> {
   let bytes: Uint8Array | null;
   try {
@@ -154,18 +180,18 @@ async function readInputFile(file: string, shown: string, io: CliIO): Promise<Va
     if (err instanceof Interrupted) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;
-    throw new UsageError(`--input ${shown}: ${why}`);
+    throw new UsageError(`${shown}: ${why}`);
   }
-  if (bytes === null) throw new UsageError(`--input ${shown}: larger than ${MAX_INPUT_BYTES / 2 ** 20} MiB`);
+  if (bytes === null) throw new UsageError(`${shown}: larger than ${MAX_INPUT_BYTES / 2 ** 20} MiB`);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw new UsageError(`--input ${shown}: not UTF-8 text (a JSON file must be UTF-8)`);
+    throw new UsageError(`${shown}: not UTF-8 text (a JSON file must be UTF-8)`);
   }
   // a field given twice (an input, or a field of one) would silently take its last value, as --arg given twice would
   const r = parseJson(text, { uniqueFields: true });
-  if (!r.ok) throw new UsageError(`--input ${shown}:${r.line}:${r.column}: ${r.problem}`);
+  if (!r.ok) throw new UsageError(`${shown}:${r.line}:${r.column}: ${r.problem}`);
   return r.value;
 }
 

@@ -107,6 +107,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean
         concurrency: 8,
         input: t.inputFile ?? undefined,
         arg: Object.entries(t.inputs ?? {}).map(([name, v]) => ({ name, text: JSON.stringify(v) })),
+        fromTest: { inputFileShown: t.inputFile === null ? null : displayPath(t.inputFile, io) },
       },
       runIO,
       (o, s) => {
@@ -120,8 +121,7 @@ export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean
     return await check({
       code,
       // vvm run names the copy's files relative to the copy (its working directory)
-      // and the test's input_file (given to vvm run by its whole path) as the test names it
-      stderr: inputFileNamed(stderr.replace(/^[^\s:][^:\n]*(?=:\d+:\d+: )/gm, (f) => showPath(path.resolve(project, f))), t.inputFile, io),
+      stderr: stderr.replace(/^[^\s:][^:\n]*(?=:\d+:\d+: )/gm, (f) => showPath(path.resolve(project, f))),
       exports: exportsOf(stdout),
       outcome: o?.kind ?? null,
       raised: o?.kind === "raised" ? raisedOf(o.error as VObject) : null,
@@ -133,11 +133,6 @@ export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-}
-
-/** vvm run's `--input /abs/in.json: …` as the test file says it: `input_file in.json: …`. */
-function inputFileNamed(stderr: string, file: string | null, io: CliIO): string {
-  return file === null ? stderr : stderr.split(`--input ${file}`).join(`input_file ${displayPath(file, io)}`);
 }
 
 /** A test's own problem with its files (a fixture that is not a folder): said as the test's failure. */

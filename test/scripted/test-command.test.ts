@@ -409,6 +409,31 @@ describe("vvm test", () => {
     );
   });
 
+  it("a test's inputs that do not fit the program are told in the test file's words (inputs:, input_file), not vvm run's flags", async () => {
+    const p = writeProgram({
+      "main.vvm": 'input topic: "The topic"\ninput tone = "plain"\nexport topic\n',
+      "in.json": '{"tnoe": "dry"}',
+      "main.test.yaml": [
+        "script: []",
+        "tests:",
+        "  - { name: typo, inputs: { topic: x, tnoe: dry }, expect: {} }",
+        "  - { name: left out, inputs: { tone: dry }, expect: {} }",
+        "  - { name: file, input_file: in.json, expect: {} }",
+        "",
+      ].join("\n"),
+    });
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toBe(
+      [
+        "FAIL  main.test.yaml:3: typo: the program did not run (vvm run exit 64): inputs: tnoe: the program has no input 'tnoe' (the program's inputs: topic, tone)",
+        "FAIL  main.test.yaml:4: left out: the program did not run (vvm run exit 64): missing input 'topic' (The topic): give it under the test's inputs: (topic: VALUE) or as a field of its input_file (vvm check lists the program's inputs)",
+        "FAIL  main.test.yaml:5: file: the program did not run (vvm run exit 64): input_file in.json: field 'tnoe' is not an input of the program (the program's inputs: topic, tone)",
+        "0 passed, 3 failed",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("a test names no file outside its test file's folder, directly or through a link: a cloned repository's tests cannot read the user's files into exports or snapshots", async () => {
     const p = writeProgram({
       "home/auth.json": '{"auths": "SECRET-TOKEN"}\n',
