@@ -254,13 +254,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   // `vvm runs …`: the run directories of `vvm run --state filesystem`. Each command loads its own module on demand.
   const runs = program.command("runs").description("look at filesystem-state runs (.vvm/runs/): ls, show, cat and prune");
   const inProject = (c: Command) => c.option("--dir <dir>", "the project directory, where the program and its .vvm/ are (default: the current directory)", nonBlank);
-  runs
-    .command("ls")
-    .description("the project's runs, oldest first: id, status, start time, bindings, program")
-    .argument("[dir]", "the project directory (default: the current directory)")
-    .action(async (dir: string | undefined) => {
+  inProject(runs.command("ls").description("the project's runs, oldest first: id, status, start time, bindings, program"))
+    .argument("[dir]", "the project directory, as --dir gives it (default: the current directory)")
+    .action(async (dir: string | undefined, flags: RunsFlags) => {
       const { runsLs } = await import("./commands/runs-ls.ts");
-      exitCode = await runsLs(dir, io);
+      exitCode = await runsLs(dir, flags, io);
     });
   inProject(runs.command("show").description("a run's status, its bindings with their summaries, and its trace"))
     .argument("<run-id>", "the run's id (or a prefix naming one run)")

@@ -1,16 +1,18 @@
-// `vvm runs ls [DIR]`: the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
-import { displayPath, EXIT, projectDir, type CliIO } from "../io.ts";
+// `vvm runs ls [DIR]` (or --dir DIR): the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
+import { displayPath, EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
 import { RUNS_DIR } from "../../runtime/state/run-dir.ts";
 import { printable } from "../printable.ts";
 import { columns, shortTime } from "./memory.ts";
-import { runsCommand, statusOf } from "./runs.ts";
+import { runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
-export function runsLs(dir: string | undefined, io: CliIO): Promise<number> {
+/** `vvm runs ls [DIR]`: the folder as an argument, or as --dir like the other `vvm runs` commands, not both. */
+export function runsLs(dir: string | undefined, flags: RunsFlags, io: CliIO): Promise<number> {
   return runsCommand(io, async () => {
-    const project = projectDir(dir, io);
+    if (dir !== undefined && flags.dir !== undefined) throw new UsageError(`give the project directory once: ${dir} or --dir ${flags.dir}`);
+    const project = projectDir(flags.dir ?? dir, io);
     const runs = await listRuns(project);
     const root = runsRoot(project);
     if (runs.length === 0) {

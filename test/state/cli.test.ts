@@ -68,6 +68,9 @@ describe("a filesystem-state run killed with SIGKILL", () => {
     const ls = await runCli(["runs", "ls", dir]);
     expect(ls.code).toBe(0);
     expect(ls.stdout).toMatch(new RegExp(`${id}\\s+running\\s+`));
+    // --dir, as every other vvm runs command takes it; the folder given both ways is a usage error
+    expect(await runCli(["runs", "ls", "--dir", dir])).toEqual(ls);
+    expect(await runCli(["runs", "ls", dir, "--dir", dir])).toEqual({ code: 64, stdout: "", stderr: `vvm: give the project directory once: ${dir} or --dir ${dir}\n` });
     const show = await runCli(["runs", "show", id!, "--dir", dir]);
     expect(show.code).toBe(0);
     expect(show.stdout).toContain(`run ${id}: running`);
