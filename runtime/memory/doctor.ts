@@ -39,8 +39,10 @@ const note = (code: string, message: string, fix: string | null = null): Finding
 /**
  * The memory at `loc` examined; its directory must exist and have been checked to lie inside its root.
  * `key`: what recall.jsonl should be signed with (null: the user has none yet, so no index can be trusted).
+ * `lockIsOurs`: the caller holds the memory's lock (`doctor --fix`), so the lock is not judged and every
+ * temporary file is a leftover.
  */
-export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, now = Date.now()): Promise<Examination> {
+export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, { now = Date.now(), lockIsOurs = false } = {}): Promise<Examination> {
   const found: Finding[] = [];
   const file = (name: string) => path.join(loc.dir, name);
   const names = await fs.list(loc.dir);
@@ -114,7 +116,7 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
   }
 
   // the lock
-  const lock = judgeLock(file("lock"), DEFAULT_STALE_MS, now);
+  const lock = lockIsOurs ? null : judgeLock(file("lock"), DEFAULT_STALE_MS, now);
   if (lock !== null) {
     const who = lock.holder?.pid != null ? `pid ${lock.holder.pid}${lock.holder.host !== null ? ` on ${lock.holder.host}` : ""}` : "a holder it does not name";
     if (lock.stale === "gone") found.push(problem("lock-stale", `a stale lock: ${who} holds it and no longer runs`, "take it over, as the next call would"));

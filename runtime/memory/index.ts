@@ -83,13 +83,14 @@ export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked
  * Take the lock of an existing directory (`realDir`: its checked real path) and load a session on it:
  * the recovery of §7 and the Memory Context. Used by calls in `continue` and `dry_run` and by the
  * `vvm memory` commands that write (maintain.ts), so all of them wait for and recover a memory alike.
+ * `beforeLoad` runs once the lock is held, before the recovery (`doctor --fix` looks at the memory then).
  */
 export async function openLocked(
   shared: StoreShared,
   loc: MemoryLocation,
   realDir: string,
   actor: MemoryProvenance | ToolProvenance,
-  o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string },
+  o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string; beforeLoad?: () => Promise<void> },
 ): Promise<Opened> {
   const call = "tool" in actor ? null : actor;
   const waitStarted = performance.now();
@@ -111,6 +112,7 @@ export async function openLocked(
   const session = new Session(shared, loc, actor, got.lock, realDir, o.query);
   session.report.lock_wait_ms = Math.round(performance.now() - waitStarted);
   try {
+    await o.beforeLoad?.();
     await session.load();
   } catch (err) {
     await got.lock.release();

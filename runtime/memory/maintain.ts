@@ -49,13 +49,13 @@ async function realDirOf(loc: MemoryLocation): Promise<string> {
 
 /**
  * Run `work` on a session that holds the memory (its lock taken, its recovery done, as a `continue`
- * call's would be), then release it. A refusal becomes a ToolError.
+ * call's would be), then release it. A refusal becomes a ToolError. `beforeLoad` runs under the lock, before the recovery.
  */
-async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Session, fs: MemoryFs) => Promise<T>): Promise<T> {
+async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Session, fs: MemoryFs) => Promise<T>, beforeLoad?: () => Promise<void>): Promise<T> {
   const fs = o.fs ?? nodeFs;
   const realDir = await realDirOf(loc);
   const shared = storeShared(fs, 0, o.homeDir, o.warn);
-  const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "" });
+  const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "", beforeLoad });
   if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : "refused");
   const s = opened.session;
   try {
@@ -265,13 +265,26 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
   if (!fix || !before.findings.some((f) => f.problem && f.fix !== null)) return result;
   try {
     const prefix = `${label(loc)}: `;
-    await withSession(loc, { ...o, warn: (m) => result.said.push(m.startsWith(prefix) ? m.slice(prefix.length) : m) }, async (s) => {
-      const remove = [...new Set(before.findings.flatMap((f) => (f.remove !== undefined && f.fix !== null ? [f.remove] : [])))];
-      await s.rebuildDerived(remove);
-      const now = new Set((await examine(loc, fs, loadIndexKey(o.homeDir, false))).findings.map(findingId));
-      result.fixed = before.findings.filter((f) => f.problem && f.fix !== null && !now.has(findingId(f)));
-      if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
-    });
+    // Looked at again once the lock is ours: the look above, without it, may have met a call half-way through
+    // a commit (a line being appended, digest.md not renamed yet), which is no damage and must not be
+    // recorded as repaired. A stale lock it found is gone now that the lock is held.
+    let found = before;
+    const locked = async () => {
+      const again = await examine(loc, fs, loadIndexKey(o.homeDir, false), { lockIsOurs: true });
+      found = { ...again, findings: [...before.findings.filter((f) => f.code === "lock-stale"), ...again.findings] };
+    };
+    await withSession(
+      loc,
+      { ...o, warn: (m) => result.said.push(m.startsWith(prefix) ? m.slice(prefix.length) : m) },
+      async (s) => {
+        const remove = [...new Set(found.findings.flatMap((f) => (f.remove !== undefined && f.fix !== null ? [f.remove] : [])))];
+        await s.rebuildDerived(remove);
+        const now = new Set((await examine(loc, fs, loadIndexKey(o.homeDir, false))).findings.map(findingId));
+        result.fixed = found.findings.filter((f) => f.problem && f.fix !== null && !now.has(findingId(f)));
+        if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
+      },
+      locked,
+    );
   } catch (err) {
     if (!(err instanceof ToolError)) throw err;
     result.refused = err.message;

@@ -5,8 +5,11 @@ import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
+import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
+import { doctorMemory } from "../../runtime/memory/maintain.ts";
+import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
-import { sha256 } from "../../runtime/memory/keys.ts";
+import { resolveBinding, sha256 } from "../../runtime/memory/keys.ts";
 import { toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
 import { selectFacts } from "../../runtime/memory/forget.ts";
 import { block, busyRun, expectRefused, noStack, ok, program, scriptFor } from "./projects.ts";
@@ -519,7 +522,7 @@ describe("vvm memory doctor", () => {
       [5, "external_edit", "vvm memory doctor"],
       [6, "repair", "vvm memory doctor"],
     ]);
-    expect(entries[5].reason).toMatch(/^vvm memory doctor --fix: meta\.json is a symbolic link; .*ledger\.jsonl ends with 26 bytes of an incomplete line.*a stale lock: pid \d+ on .* no longer runs; digest\.md\.0123456789abcdef01\.tmp was left by an interrupted write; recall\.jsonl does not match ledger\.jsonl/);
+    expect(entries[5].reason).toMatch(/^vvm memory doctor --fix: a stale lock: pid \d+ on .* no longer runs; meta\.json is a symbolic link; .*ledger\.jsonl ends with 26 bytes of an incomplete line.*; digest\.md\.0123456789abcdef01\.tmp was left by an interrupted write; recall\.jsonl does not match ledger\.jsonl/);
 
     // the person mends the ledger; doctor --fix rebuilds the index the edit made stale, and all is well
     const mended = (await readFile(path.join(mem, "ledger.jsonl"), "utf8")).replace("this line is not JSON\n", "");
@@ -527,6 +530,41 @@ describe("vvm memory doctor", () => {
     await writeFile(path.join(mem, "ledger.jsonl"), mended);
     ok(await memory(dir, "doctor", KEY, "--fix"));
     expect(JSON.parse(ok(await memory(dir, "doctor", "--json")).stdout).memories[0]).toMatchObject({ healthy: true });
+  });
+
+  it("--fix while a call commits: what the call had half written when doctor looked is not recorded as repaired", async () => {
+    const dir = await builtProject();
+    // the call's new digest.md waits until doctor has looked at the memory (its last look is at recall.jsonl)
+    let open!: () => void;
+    const looked = new Promise<void>((r) => (open = r));
+    const paused: MemoryFs = {
+      ...nodeFs,
+      async writeAtomic(file, data, beforeRename, opts) {
+        if (path.basename(file) === "digest.md") await looked;
+        return nodeFs.writeAtomic(file, data, beforeRename, opts);
+      },
+    };
+    const watching: MemoryFs = {
+      ...nodeFs,
+      async identity(file) {
+        if (path.basename(file) === "recall.jsonl") open();
+        return nodeFs.identity(file);
+      },
+    };
+    const { store } = makeStore(dir, { homeDir: HOME, fs: paused });
+    const held = await session(store, KEY);
+    const committing = held.complete(patchReply({ digest: "## Open\n- nothing\n", retain: ["B fourth shift: quiet"] }));
+    // the ledger line is written, digest.md not yet: from outside, an update cut short
+    while ((await ledger(dir, KEY)).entries.length < 4) await new Promise((r) => setTimeout(r, 5));
+    const loc = resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME);
+    const said: string[] = [];
+    const doctored = await doctorMemory(loc, true, { who: { tool: "vvm memory doctor", user: "alice" }, lockTimeoutMs: 10_000, signal: new AbortController().signal, warn: (m) => said.push(m), homeDir: HOME, fs: watching });
+    await committing;
+    await store.close();
+    expect(doctored.before.findings.filter((f) => f.problem).map((f) => f.code)).toEqual(["digest-interrupted", "meta-stale"]);
+    // the call completed its own update: nothing was repaired, and no repair entry says otherwise
+    expect({ fixed: doctored.fixed, entry: doctored.entry, after: doctored.after.findings }).toEqual({ fixed: [], entry: null, after: [] });
+    expect((await ledger(dir, KEY)).entries.map((e) => e.kind)).toEqual(["patch", "patch", "patch", "patch"]);
   });
 
   it("oversized and linked memory files are a person's to fix; a held lock is a note; a missing key is exit 1", async () => {
