@@ -3,8 +3,10 @@
 // belong, oversized files, the recall index. Each finding says whether `--fix` (maintain.ts: the store's
 // own recovery under the lock, then derived files rebuilt) repairs it or a person must. spec/memory.md §13.
 import path from "node:path";
+import { sleep } from "../abort.ts";
 import { indexState } from "./fact-index.ts";
 import { isOrphanName, type MemoryFs } from "./fsio.ts";
+import { ATTEMPTS, fingerprint, memoryFiles, PAUSE_MS } from "./inspect.ts";
 import type { MemoryLocation } from "./keys.ts";
 import { ENTRY_KINDS, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type LedgerEntry } from "./ledger.ts";
 import { DEFAULT_STALE_MS, judgeLock } from "./lock.ts";
@@ -169,6 +171,24 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
     }
   }
   return { loc, findings: found, entries: ledger.last?.seq ?? 0, ledgerBytes: ledger.size };
+}
+
+/** What a commit in progress looks like from outside: a line being appended, digest.md, meta.json or recall.jsonl behind the ledger. */
+const MID_COMMIT = new Set(["torn-tail", "digest-interrupted", "digest-edited", "meta-stale", "meta-invalid", "recall"]);
+
+/**
+ * `examine` without the lock, repeated while the files change under it or a call that holds the lock has the
+ * memory looking half-way through a commit (MID_COMMIT), for about a second, as `ls` and `show` do
+ * (inspect.ts); after that the memory is described as found.
+ */
+export async function examineSettled(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, signal: AbortSignal): Promise<Examination> {
+  const files = memoryFiles(loc.dir);
+  for (let attempt = 1; ; attempt++) {
+    const before = await fingerprint(fs, files);
+    const found = await examine(loc, fs, key);
+    const busy = found.findings.some((f) => f.code === "lock-held") && found.findings.some((f) => f.problem && MID_COMMIT.has(f.code));
+    if ((before === (await fingerprint(fs, files)) && !busy) || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, signal))) return found;
+  }
 }
 
 /** Skipped ledger lines a report names one by one. */

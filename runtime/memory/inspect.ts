@@ -56,7 +56,7 @@ const errCode = (err: unknown) => {
 };
 
 /** A digest.md or ledger.jsonl that changed between two readings means a commit ran meanwhile. */
-async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>): Promise<string> {
+export async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>): Promise<string> {
   const parts: string[] = [];
   for (const f of [files.digest, files.ledger, files.meta]) {
     const id = await fs.identity(f).catch(() => null);
@@ -66,9 +66,9 @@ async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>):
   return parts.join(" ");
 }
 
-/** How many times a look is repeated while a commit is under way, and the pause between. */
-const ATTEMPTS = 40;
-const PAUSE_MS = 25;
+/** How many times a look is repeated while a commit is under way, and the pause between (doctor.ts too). */
+export const ATTEMPTS = 40;
+export const PAUSE_MS = 25;
 
 /**
  * What the memory at `loc` holds, or null when it does not exist. Readings are repeated while the files

@@ -5,7 +5,7 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
-import { examine, findingId, type Examination, type Finding } from "./doctor.ts";
+import { examine, examineSettled, findingId, type Examination, type Finding } from "./doctor.ts";
 import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forget.ts";
 import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
@@ -260,7 +260,7 @@ export interface Doctored {
 export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOptions): Promise<Doctored> {
   const fs = o.fs ?? nodeFs;
   await realDirOf(loc);
-  const before = await examine(loc, fs, loadIndexKey(o.homeDir, false));
+  const before = await examineSettled(loc, fs, loadIndexKey(o.homeDir, false), o.signal);
   const result: Doctored = { before, after: before, fixed: [], entry: null, said: [], refused: null };
   if (!fix || !before.findings.some((f) => f.problem && f.fix !== null)) return result;
   try {
@@ -289,7 +289,7 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
     if (!(err instanceof ToolError)) throw err;
     result.refused = err.message;
   }
-  result.after = await examine(loc, fs, loadIndexKey(o.homeDir, false));
+  result.after = await examineSettled(loc, fs, loadIndexKey(o.homeDir, false), o.signal);
   return result;
 }
 

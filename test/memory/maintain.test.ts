@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { doctorMemory } from "../../runtime/memory/maintain.ts";
+import { ATTEMPTS } from "../../runtime/memory/inspect.ts";
 import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { resolveBinding, sha256 } from "../../runtime/memory/keys.ts";
@@ -532,9 +533,11 @@ describe("vvm memory doctor", () => {
     expect(JSON.parse(ok(await memory(dir, "doctor", "--json")).stdout).memories[0]).toMatchObject({ healthy: true });
   });
 
-  it("--fix while a call commits: what the call had half written when doctor looked is not recorded as repaired", async () => {
-    const dir = await builtProject();
-    // the call's new digest.md waits until doctor has looked at the memory (its last look is at recall.jsonl)
+  /**
+   * A call of this process half-way through its commit: its ledger line written, its new digest.md held back
+   * until doctor (through `opts.fs`) has looked at the memory `looks` times (each look ends at recall.jsonl).
+   */
+  async function committingWhileDoctorLooks(dir: string, looks: number) {
     let open!: () => void;
     const looked = new Promise<void>((r) => (open = r));
     const paused: MemoryFs = {
@@ -547,22 +550,34 @@ describe("vvm memory doctor", () => {
     const watching: MemoryFs = {
       ...nodeFs,
       async identity(file) {
-        if (path.basename(file) === "recall.jsonl") open();
+        if (path.basename(file) === "recall.jsonl" && --looks === 0) open();
         return nodeFs.identity(file);
       },
     };
     const { store } = makeStore(dir, { homeDir: HOME, fs: paused });
     const held = await session(store, KEY);
-    const committing = held.complete(patchReply({ digest: "## Open\n- nothing\n", retain: ["B fourth shift: quiet"] }));
-    // the ledger line is written, digest.md not yet: from outside, an update cut short
+    const committing = held.complete(patchReply({ digest: "## Open\n- nothing\n", retain: ["B fourth shift: quiet"] })).then(() => store.close());
     while ((await ledger(dir, KEY)).entries.length < 4) await new Promise((r) => setTimeout(r, 5));
-    const loc = resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME);
-    const said: string[] = [];
-    const doctored = await doctorMemory(loc, true, { who: { tool: "vvm memory doctor", user: "alice" }, lockTimeoutMs: 10_000, signal: new AbortController().signal, warn: (m) => said.push(m), homeDir: HOME, fs: watching });
+    const opts = { who: { tool: "vvm memory doctor", user: "alice" }, lockTimeoutMs: 10_000, signal: new AbortController().signal, warn: () => {}, homeDir: HOME, fs: watching };
+    return { loc: resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), opts, committing };
+  }
+
+  it("while a call commits, doctor looks again until the commit is done: a half-written commit is not reported as damage", async () => {
+    const dir = await builtProject();
+    const { loc, opts, committing } = await committingWhileDoctorLooks(dir, 1);
+    const doctored = await doctorMemory(loc, false, opts);
     await committing;
-    await store.close();
+    expect(doctored.after.findings).toEqual([]);
+  });
+
+  it("--fix while a call commits: what the call had half written when doctor looked is not recorded as repaired", async () => {
+    const dir = await builtProject();
+    // the commit stays half-way through for as long as doctor looks again without the lock (about a second)
+    const { loc, opts, committing } = await committingWhileDoctorLooks(dir, ATTEMPTS);
+    const doctored = await doctorMemory(loc, true, opts);
+    await committing;
     expect(doctored.before.findings.filter((f) => f.problem).map((f) => f.code)).toEqual(["digest-interrupted", "meta-stale"]);
-    // the call completed its own update: nothing was repaired, and no repair entry says otherwise
+    // under the lock, the call had completed its update: nothing was repaired, and no repair entry says otherwise
     expect({ fixed: doctored.fixed, entry: doctored.entry, after: doctored.after.findings }).toEqual({ fixed: [], entry: null, after: [] });
     expect((await ledger(dir, KEY)).entries.map((e) => e.kind)).toEqual(["patch", "patch", "patch", "patch"]);
   });
