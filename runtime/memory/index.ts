@@ -77,7 +77,8 @@ export function storeShared(fs: MemoryFs, budgetTokens: number, homeDir: string,
   return shared;
 }
 
-export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked" | "rejected"; message: string };
+/** `gone`: the memory's directory was removed (`vvm memory rm`) while the lock was waited for. */
+export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked" | "rejected" | "gone"; message: string };
 
 /**
  * Take the lock of an existing directory (`realDir`: its checked real path) and load a session on it:
@@ -102,6 +103,7 @@ export async function openLocked(
       case "aborted":
         return { ok: false, kind: "locked", message: `${label(loc)}: interrupted while waiting for its lock` };
       case "error":
+        if ((got.error as NodeJS.ErrnoException).code === "ENOENT") return { ok: false, kind: "gone", message: `${label(loc)} was removed while waiting for its lock` };
         return { ok: false, kind: "rejected", message: `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})` };
       default: {
         const never: never = got;
@@ -161,29 +163,34 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
         return makeError("rejected", `${label(loc)}: ${loc.dir} is outside ${opts.confine}, the only place this run may keep memory (vvm test writes only inside its copy of the program: give a path relative to the program, inside its folder)`);
       }
       if (mode === "continue") preloadSecretRules();
-      let realDir: string | null;
-      try {
-        // a project's root is checked before anything is made through it; mkdir -p succeeds on an
-        // existing symlink, so containment is checked again once the path exists
-        realDir = await verifyContainment(loc);
-        if (realDir === null) {
-          if (mode !== "continue") {
-            // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
-            const session = new Session(shared, loc, prov, null, null, query);
-            await session.load();
-            return session;
-          }
-          await fs.mkdirp(loc.dir);
+      // a memory removed while the lock was waited for (`vvm memory rm`) is then one that does not exist:
+      // a continue call starts it anew, a dry_run reads nothing
+      for (let attempt = 1; ; attempt++) {
+        let realDir: string | null;
+        try {
+          // a project's root is checked before anything is made through it; mkdir -p succeeds on an
+          // existing symlink, so containment is checked again once the path exists
           realDir = await verifyContainment(loc);
+          if (realDir === null) {
+            if (mode !== "continue") {
+              // dry_run on a memory that does not exist yet: nothing to read, nothing to lock
+              const session = new Session(shared, loc, prov, null, null, query);
+              await session.load();
+              return session;
+            }
+            await fs.mkdirp(loc.dir);
+            realDir = await verifyContainment(loc);
+          }
+        } catch (err) {
+          if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
+          if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${loc.root}, or a folder on the way to it, is a file, not a directory`);
+          return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
         }
-      } catch (err) {
-        if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
-        if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${loc.root}, or a folder on the way to it, is a file, not a directory`);
-        return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
+        if (realDir === null) return makeError("rejected", `${label(loc)}: the memory directory was removed before it could be locked`);
+        const opened = await openLocked(shared, loc, realDir, prov, { lockTimeoutMs: opts.lockTimeoutMs, staleMs, signal, query });
+        if (opened.ok) return opened.session;
+        if (opened.kind !== "gone" || attempt >= 3) return makeError(opened.kind === "gone" ? "rejected" : opened.kind, opened.message);
       }
-      if (realDir === null) return makeError("rejected", `${label(loc)}: the memory directory was removed before it could be locked`);
-      const opened = await openLocked(shared, loc, realDir, prov, { lockTimeoutMs: opts.lockTimeoutMs, staleMs, signal, query });
-      return opened.ok ? opened.session : makeError(opened.kind, opened.message);
     },
     async close() {
       for (const s of [...shared.sessions]) await s.release();

@@ -56,7 +56,7 @@ async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Ses
   const realDir = await realDirOf(loc);
   const shared = storeShared(fs, 0, o.homeDir, o.warn);
   const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "", beforeLoad });
-  if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : "refused");
+  if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : opened.kind === "gone" ? "missing" : "refused");
   const s = opened.session;
   try {
     return await work(s, fs);
@@ -178,6 +178,7 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
   if (!got.ok) {
     switch (got.reason) {
       case "error":
+        if ((got.error as NodeJS.ErrnoException).code === "ENOENT") throw new ToolError(`${label(loc)} was removed while waiting for its lock; nothing removed`, "missing");
         throw new ToolError(`${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`, "refused");
       case "aborted":
         // as restore, forget and doctor --fix say it (openLocked): a Ctrl-C is not a lock held too long

@@ -172,6 +172,22 @@ describe("vvm memory restore", () => {
   });
 });
 
+describe("a memory removed while a command waits for its lock", () => {
+  it("restore, forget and rm say that the memory was removed (exit 1), never an error code", async () => {
+    for (const args of [["restore", KEY, "1"], ["forget", KEY, "--match", "VND"], ["rm", KEY, "--yes"]]) {
+      const dir = await builtProject();
+      // a live holder (this process, as far as the lock says) until the directory is removed
+      await writeFile(path.join(memDir(dir, KEY), "lock"), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname(), since: new Date().toISOString() }));
+      const waiting = memory(dir, ...args);
+      await new Promise((r) => setTimeout(r, 150));
+      await rm(memDir(dir, KEY), { recursive: true });
+      const res = await waiting;
+      expect({ args, code: res.code, stdout: res.stdout }).toEqual({ args, code: 1, stdout: "" });
+      expect(res.stderr).toMatch(/(^|\n)vvm: memory project:"oncall:payments" was removed while waiting for its lock(; nothing removed)?\n$/);
+    }
+  });
+});
+
 describe("vvm memory forget", () => {
   it("names facts in a forget entry: they are never recalled, shown, injected or found by search again", async () => {
     const dir = await builtProject();

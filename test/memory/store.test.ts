@@ -689,6 +689,26 @@ describe("locking", () => {
     expect(warnings).toEqual([]);
   });
 
+  it("a memory removed (vvm memory rm) while a call waited for its lock: continue starts it anew, dry_run reads nothing", async () => {
+    const { store } = makeStore(dir, { staleMs: 60_000, lockTimeoutMs: 5000 });
+    for (const mode of ["continue", "dry_run"] as const) {
+      await call(store, "k", patchReply({ digest: "before rm", retain: ["an old fact"] }));
+      // a live holder (this process, as far as the lock says) until the directory is removed
+      await writeFile(path.join(memDir(dir, "k"), "lock"), JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() }));
+      const waiting = store.open(binding("k"), prov(mode), new AbortController().signal);
+      await new Promise((r) => setTimeout(r, 100));
+      await rm(memDir(dir, "k"), { recursive: true });
+      const s = await waiting;
+      expect(errorOf(s)).toBeNull();
+      expect((s as MemorySession).context).toContain("(empty)");
+      await (s as MemorySession).complete(patchReply({ digest: "after rm", retain: ["a new fact"] }));
+      if (mode === "continue") {
+        expect((await ledger(dir, "k")).entries.map((e) => [e.seq, e.digest, e.retain])).toEqual([[1, "after rm", ["a new fact"]]]);
+        await rm(memDir(dir, "k"), { recursive: true });
+      } else expect(await readdir(path.join(dir, ".vvm", "memory"))).toEqual([]);
+    }
+  });
+
   it("takes over a lock left by a killed process once it is stale", async () => {
     await mkdir(path.join(memDir(dir, "k"), "lock"), { recursive: true });
     const old = new Date(Date.now() - 3000);
