@@ -148,9 +148,16 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
     // the front matter too: a purge leaves no file under .vvm/ holding the text
     if (scrubber.holds(digest.prefix + digest.body)) throw new ToolError(digestHolds, "refused");
     const reason = `purged ${targets.length} retained fact${targets.length === 1 ? "" : "s"}${req.match !== null ? " and every occurrence of the text given" : ""} from the ledger (vvm memory forget --purge)`;
-    const done = await s.purge((line, purgeSeq) => scrubber.scrubLine(line, purgeSeq), [...refs, ...already], reason);
-    // replaced copies of digest.md (§5) may hold an older digest with the text
+    // replaced copies of digest.md (§5) may hold an older digest with the text; removed first, so that a purge
+    // run again after one was killed between its new ledger and these files removes them, the ledger clean
     const removedFiles = await s.dropReplaced((raw) => raw === null || scrubber.holds(raw.toString("utf8")));
+    let done: Awaited<ReturnType<Session["purge"]>>;
+    try {
+      done = await s.purge((line, purgeSeq) => scrubber.scrubLine(line, purgeSeq), [...refs, ...already], reason);
+    } catch (err) {
+      if (err instanceof Refused && removedFiles.length > 0) throw new Refused(`${err.message.replace(/; nothing purged$/, "; the ledger is unchanged")}; removed ${removedFiles.join(", ")}, a copy of an earlier digest.md that held it`);
+      throw err;
+    }
     return { seq: done.seq, facts, already, purge: { entries: done.rewritten, occurrences: scrubber.occurrences, removedFiles } };
   });
 }

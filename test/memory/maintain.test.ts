@@ -280,6 +280,19 @@ describe("vvm memory forget", () => {
     expect(await all()).toEqual([]);
   });
 
+  it("--purge run again after one was killed between its new ledger and the replaced copies of digest.md removes those copies", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const copy = `digest.md.${sha256(V2).slice(0, 16)}.0badc0de.prev`;
+    await writeFile(path.join(mem, copy), V2);
+    ok(await memory(dir, "forget", KEY, "--match", PHONE, "--purge"));
+    // what a purge killed right after renaming its new ledger into place leaves: a copy it had not removed yet
+    await writeFile(path.join(mem, copy), V2);
+    const res = await memory(dir, "forget", KEY, "--match", PHONE, "--purge");
+    expect(res).toEqual({ code: 1, stdout: "", stderr: `vvm: memory project:"oncall:payments": nothing in the ledger holds that text; the ledger is unchanged; removed ${copy}, a copy of an earlier digest.md that held it\n` });
+    expect([...(await filesUnder(path.join(dir, ".vvm"))).values()].filter((c) => c.includes(PHONE))).toEqual([]);
+  });
+
   it("--purge reaches the text in either Unicode form, in provenance and in field names; a line nested too deep is skipped, never a crash", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
