@@ -84,18 +84,19 @@ export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked
  * Take the lock of an existing directory (`realDir`: its checked real path) and load a session on it:
  * the recovery of §7 and the Memory Context. Used by calls in `continue` and `dry_run` and by the
  * `vvm memory` commands that write (maintain.ts), so all of them wait for and recover a memory alike.
- * `beforeLoad` runs once the lock is held, before the recovery (`doctor --fix` looks at the memory then).
+ * `beforeLoad` runs once the lock is held, before the recovery (`doctor --fix` looks at the memory then);
+ * `onWait`, told who holds the lock after a second of waiting, says so in place of the store's warning.
  */
 export async function openLocked(
   shared: StoreShared,
   loc: MemoryLocation,
   realDir: string,
   actor: MemoryProvenance | ToolProvenance,
-  o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string; beforeLoad?: () => Promise<void> },
+  o: { lockTimeoutMs: number; staleMs: number; signal: AbortSignal; query: string; beforeLoad?: () => Promise<void>; onWait?: (holder: Holder | null) => void },
 ): Promise<Opened> {
   const call = "tool" in actor ? null : actor;
   const waitStarted = performance.now();
-  const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, (holder) => shared.warn(loc, call, `waiting for the memory lock (${heldBy(holder)})`));
+  const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, o.onWait ?? ((holder) => shared.warn(loc, call, `waiting for the memory lock (${heldBy(holder)})`)));
   if (!got.ok) {
     switch (got.reason) {
       case "timeout":

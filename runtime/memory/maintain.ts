@@ -13,7 +13,7 @@ import { heldBy, label, openLocked, storeShared } from "./index.ts";
 import { memoryFiles } from "./inspect.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
-import { acquire, DEFAULT_STALE_MS } from "./lock.ts";
+import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, type Outcome, type Session } from "./session.ts";
 import { ToolError } from "./tool-error.ts";
@@ -49,13 +49,15 @@ async function realDirOf(loc: MemoryLocation): Promise<string> {
 
 /**
  * Run `work` on a session that holds the memory (its lock taken, its recovery done, as a `continue`
- * call's would be), then release it. A refusal becomes a ToolError. `beforeLoad` runs under the lock, before the recovery.
+ * call's would be), then release it. A refusal becomes a ToolError. `beforeLoad` runs under the lock, before the recovery;
+ * a wait for the lock is told to `waitWarn` (the command's warnings, even when the store's go elsewhere).
  */
-async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Session, fs: MemoryFs) => Promise<T>, beforeLoad?: () => Promise<void>): Promise<T> {
+async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Session, fs: MemoryFs) => Promise<T>, beforeLoad?: () => Promise<void>, waitWarn = o.warn): Promise<T> {
   const fs = o.fs ?? nodeFs;
   const realDir = await realDirOf(loc);
   const shared = storeShared(fs, 0, o.homeDir, o.warn);
-  const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "", beforeLoad });
+  const onWait = (holder: Holder | null) => waitWarn(`${label(loc)}: waiting for the memory lock (${heldBy(holder)})`);
+  const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "", beforeLoad, onWait });
   if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : opened.kind === "gone" ? "missing" : "refused");
   const s = opened.session;
   try {
@@ -292,6 +294,8 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
         if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
       },
       locked,
+      // said while it waits, as restore and forget say it, not in the report afterwards
+      o.warn,
     );
   } catch (err) {
     if (!(err instanceof ToolError)) throw err;

@@ -611,6 +611,18 @@ describe("vvm memory doctor", () => {
     expect((await ledger(dir, KEY)).entries.map((e) => e.kind)).toEqual(["patch", "patch", "patch", "patch"]);
   });
 
+  it("--fix waiting for the lock says so on stderr while it waits, as restore and forget do, and gives up naming the holder", async () => {
+    const dir = await builtProject();
+    await writeFile(path.join(memDir(dir, KEY), "meta.json"), "{\n");
+    // a live holder (this process, as far as the lock says)
+    await writeFile(path.join(memDir(dir, KEY), "lock"), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname(), since: new Date().toISOString() }));
+    const res = await memory(dir, "doctor", KEY, "--fix", "--lock-timeout", "1500ms");
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^vvm: warning: memory project:"oncall:payments": waiting for the memory lock \(held by pid \d+ on [^)]+\)\n$/);
+    expect(res.stdout).not.toContain("the store: waiting");
+    expect(res.stdout).toMatch(/\n {2}--fix could not run: memory project:"oncall:payments" is in use by another call or process \(held by pid \d+ on [^)]+\); gave up after waiting 1500 ms \(--lock-timeout\)\n {2}problem: meta\.json is not valid/);
+  });
+
   it("oversized and linked memory files are a person's to fix; a held lock is a note; a missing key is exit 1", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
