@@ -839,6 +839,10 @@ export class Session implements MemorySession {
           if (lost) throw new Refused(`the memory lock was lost (${lost}); nothing purged`);
           await this.checkDir();
           if ((await this.fs.size(this.files.ledger)) !== this.ledgerSize) throw new Refused("ledger.jsonl changed during the purge (another writer?); nothing purged");
+          // the index holds the facts' text and is rebuilt below without fsyncs (it is derived): the old one goes
+          // now, so the directory's fsync after this rename makes its removal last too, and a power loss
+          // cannot bring it back
+          await this.fs.remove(this.files.recall);
         },
         { syncDir: true },
       );

@@ -2,11 +2,12 @@
 // provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
 // command and the user, never through a link, never a stack trace.
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
-import { doctorMemory } from "../../runtime/memory/maintain.ts";
+import { doctorMemory, forgetFacts } from "../../runtime/memory/maintain.ts";
 import { ATTEMPTS } from "../../runtime/memory/inspect.ts";
 import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
@@ -291,6 +292,33 @@ describe("vvm memory forget", () => {
     const res = await memory(dir, "forget", KEY, "--match", PHONE, "--purge");
     expect(res).toEqual({ code: 1, stdout: "", stderr: `vvm: memory project:"oncall:payments": nothing in the ledger holds that text; the ledger is unchanged; removed ${copy}, a copy of an earlier digest.md that held it\n` });
     expect([...(await filesUnder(path.join(dir, ".vvm"))).values()].filter((c) => c.includes(PHONE))).toEqual([]);
+  });
+
+  it("--purge removes the old recall.jsonl (which holds the text) before the directory fsync that makes its new ledger last, so a power loss cannot bring it back", async () => {
+    const dir = await builtProject();
+    const index = path.join(memDir(dir, KEY), "recall.jsonl");
+    expect(await readFile(index, "utf8")).toContain(PHONE);
+    const seen: { indexThere: boolean; syncDir: boolean | undefined }[] = [];
+    const recording: MemoryFs = {
+      ...nodeFs,
+      async writeAtomic(file, data, beforeRename, opts) {
+        if (path.basename(file) !== "ledger.jsonl") return nodeFs.writeAtomic(file, data, beforeRename, opts);
+        return nodeFs.writeAtomic(
+          file,
+          data,
+          async () => {
+            await beforeRename?.();
+            seen.push({ indexThere: existsSync(index), syncDir: opts?.syncDir });
+          },
+          opts,
+        );
+      },
+    };
+    const opts = { who: { tool: "vvm memory forget", user: "alice" }, lockTimeoutMs: 10_000, signal: new AbortController().signal, warn: () => {}, homeDir: HOME, fs: recording };
+    await forgetFacts(resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), { facts: [], match: PHONE }, true, opts);
+    expect(seen).toEqual([{ indexThere: false, syncDir: true }]);
+    // rebuilt afterwards, without the text
+    expect(await readFile(index, "utf8")).not.toContain(PHONE);
   });
 
   it("--purge reaches the text in either Unicode form, in provenance and in field names; a line nested too deep is skipped, never a crash", async () => {
