@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ProgressStyle } from "../runtime/calls/accounting.ts";
+import pc from "picocolors";
 import { printable } from "./printable.ts";
 
 export interface CliIO {
@@ -38,6 +39,11 @@ export function useColor(io: CliIO): boolean {
   if (NO_COLOR) return false;
   if (FORCE_COLOR) return FORCE_COLOR !== "0" && FORCE_COLOR !== "false";
   return io.stderrIsTTY && TERM !== "dumb";
+}
+
+/** A warning as vvm prints it on stderr: `vvm: warning: `, yellow where colour is on, the message on one line with its controls escaped. */
+export function warningLine(io: CliIO, message: string): string {
+  return `vvm: ${pc.createColors(useColor(io)).yellow("warning:")} ${printable(message, false)}\n`;
 }
 
 /** `--progress`: auto shows it on a terminal only; always also off one (plain lines, for CI logs); never hides it. */

@@ -8,7 +8,7 @@ import path from "node:path";
 import type { InputDecl } from "../../grammar/ast.ts";
 import { declaredInputs, sourceText } from "../check.ts";
 import type { CheckResult } from "../program.ts";
-import { UsageError, type CliIO } from "../io.ts";
+import { UsageError, warningLine, type CliIO } from "../io.ts";
 import { parseJson } from "../../runtime/json.ts";
 import { typeName, type Value } from "../../runtime/values.ts";
 import { Interrupted } from "../../runtime/abort.ts";
@@ -54,10 +54,12 @@ const FROM_TEST: Sources = {
  * JSON that the runtime refuses (a number too large, nesting too deep) is a mistake, as it is in an --input
  * file: it never becomes text behind the user's back.
  */
-function argValue(name: string, text: string, from: Sources): Value {
+function argValue(name: string, text: string, from: Sources, io: CliIO): Value {
   const r = parseJson(text, { uniqueFields: true });
   if (r.ok) return r.value;
   if (isJson(text)) throw new UsageError(`${from.arg(name)}: ${r.problem}`);
+  // `{"a": 1` is more likely a typo than text: said before anything runs (and paid calls are made with it)
+  if (/^\s*[[{]/.test(text)) io.stderr.write(warningLine(io, `${from.arg(name)}: starts like JSON but is not (at ${r.line}:${r.column}: ${r.problem}), so it is passed as text; if text is meant, quote it as a JSON string to say so`));
   return text;
 }
 
@@ -103,7 +105,7 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
     if (given.has(a.name)) throw new UsageError(`${from.arg(a.name)} is given twice`);
     given.add(a.name);
     if (!declared.has(a.name)) throw new UsageError(`${from.arg(a.name)}: the program has no input '${a.name}' (${known()})`);
-    values.set(a.name, argValue(a.name, a.text, from));
+    values.set(a.name, argValue(a.name, a.text, from, io));
   }
 
   const missing = decls.filter((d) => d.default === null && !values.has(d.name));

@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import stringWidth from "string-width";
 import os from "node:os";
 import path from "node:path";
-import { displayPath, EXIT, homeDir, projectDir, UsageError, type CliIO } from "../io.ts";
+import { displayPath, EXIT, homeDir, projectDir, UsageError, warningLine, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
 import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
 import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
@@ -192,7 +192,7 @@ export function toolOptions(command: string, flags: WriteFlags, io: CliIO): Tool
     who: { tool: `vvm memory ${command}`, user: userName(io) },
     lockTimeoutMs: flags.lockTimeout,
     signal: io.signal,
-    warn: (m) => io.stderr.write(`vvm: warning: ${printable(m, false)}\n`),
+    warn: (m) => io.stderr.write(warningLine(io, m)),
     homeDir: homeDir(io),
   };
 }

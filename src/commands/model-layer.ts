@@ -3,7 +3,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import pc from "picocolors";
-import { displayPath, homeDir, progressStyle, UsageError, useColor, type CliIO, type ProgressMode } from "../io.ts";
+import { displayPath, homeDir, progressStyle, UsageError, useColor, warningLine, type CliIO, type ProgressMode } from "../io.ts";
 import type { ProgressPort } from "../../runtime/progress-port.ts";
 import { createNarrator, type CliNarrator } from "./narration.ts";
 import type { AgentRuntime } from "../../runtime/agent-runtime.ts";
@@ -89,7 +89,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
   const warn = (message: string) => {
     progress?.erase();
     // a warning may quote a memory file, a model's reply or a path: none of their control characters reach the terminal
-    io.stderr.write(`vvm: ${color.yellow("warning:")} ${printable(message, false)}\n`);
+    io.stderr.write(warningLine(io, message));
   };
   const provider = await selectProvider(opts);
   const script = provider.name === "script" ? (provider as ScriptProvider) : null;

@@ -142,6 +142,17 @@ describe("vvm run --arg", () => {
     usage(await run(["--input", "in.json"], { source, files: { "in.json": `{"a": ${nest(1000)}}` } }), "vvm: --input in.json:1:1006: objects and lists nested deeper than 1000 levels are not supported");
   });
 
+  it("text that starts like JSON but is not is still the text, with a warning saying where it stopped being JSON; quoted as a JSON string it has none", async () => {
+    const source = ["input a", "export a", ""].join("\n");
+    const typo = await run(["--arg", 'a={"k": 1'], { source });
+    expect(exportsOf(typo)).toEqual({ a: '{"k": 1' });
+    expect(typo.stderr).toContain("vvm: warning: --arg a: starts like JSON but is not (at 1:8: expected ',' or '}' after the field \"k\"");
+    expect(typo.stderr).toContain("so it is passed as text; if text is meant, quote it as a JSON string to say so\n");
+    const wip = await run(["--arg", "a= [WIP] fix login"], { source });
+    expect([exportsOf(wip), wip.stderr]).toEqual([{ a: " [WIP] fix login" }, expect.stringContaining("vvm: warning: --arg a: starts like JSON but is not (at 1:3: ")]);
+    for (const quiet of ['a="[WIP] fix login"', "a=fix [WIP]", "a=plain"]) expect((await run(["--arg", quiet], { source })).stderr).not.toContain("warning");
+  });
+
   it("an --arg wins over the --input file's field", async () => {
     const r = await run(["--input", "in.json", "--arg", "tone=curt"], { files: { "in.json": '{"ticket": "t", "tone": "warm"}' } });
     expect(exportsOf(r)).toMatchObject({ ticket: "t", tone: "curt" });
