@@ -194,6 +194,26 @@ function writeAll(fd: number, data: Buffer, position: number | null): void {
   while (off < data.length) off += writeSync(fd, data, off, data.length - off, position === null ? null : position + off);
 }
 
+/**
+ * mkdir -p: the first directory it made, or undefined when `dir` was there. Not Node's `recursive`, which
+ * never returns when mkdir fails with ENOENT under a folder that exists (/proc, /sys: a HOME or a memory
+ * `path` there), spinning where no Ctrl-C is heard; here a folder whose parent is there is tried once.
+ */
+export function mkdirs(dir: string, mode?: number): string | undefined {
+  const once = (d: string, parentMade: boolean): string | undefined => {
+    try {
+      mkdirSync(d, { mode });
+      return d;
+    } catch (err) {
+      if (errno(err) === "EEXIST" && statSync(d).isDirectory()) return undefined;
+      if (!isENOENT(err) || parentMade || path.dirname(d) === d) throw err;
+    }
+    const first = once(path.dirname(d), false);
+    return once(d, true) === undefined ? first : (first ?? d);
+  };
+  return once(dir, false);
+}
+
 /** Temporary files are `<target>.<18 hex digits>.tmp`: unpredictable, so nobody can plant a link under the name. */
 const tempName = (file: string) => `${file}.${randomBytes(9).toString("hex")}.tmp`;
 
@@ -328,7 +348,7 @@ export const nodeFs: MemoryFs = {
     return ino;
   },
   async mkdirp(dir) {
-    const first = mkdirSync(dir, { recursive: true });
+    const first = mkdirs(dir);
     if (first === undefined) return;
     // the parent of the first new directory and every new one but the last gained an entry
     for (let d = path.dirname(dir); ; d = path.dirname(d)) {

@@ -4,8 +4,9 @@
 // valid one is damaged and the index is rebuilt from the ledger: facts the ledger does not hold, or that a
 // `forget` removed, never come back through a planted index.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
+import { mkdirs } from "./fsio.ts";
 
 /** Where the key is kept, under the user's home directory. */
 export const KEY_FILE = path.join(".vvm", "recall.key");
@@ -23,7 +24,7 @@ export function loadIndexKey(homeDir: string, create: boolean): Buffer | null {
   const found = readKey(file);
   if (found !== undefined || !create) return found ?? null;
   try {
-    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    mkdirs(path.dirname(file), 0o700);
     const tmp = `${file}.${randomBytes(9).toString("hex")}.tmp`;
     const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {

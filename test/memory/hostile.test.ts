@@ -1,7 +1,7 @@
 // A memory directory is untrusted input: what a cloned repository, a concurrent process or a person's
 // editor can put there must never make the runtime write outside the directory, through a link, or
 // over a person's save. Each test here reproduces a defect of an earlier release.
-import { closeSync, ftruncateSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { sha256 } from "../../runtime/memory/keys.ts";
 import type { MemorySession } from "../../runtime/memory-port.ts";
 import { extractBlocks } from "../../runtime/memory/patch.ts";
 import { obj } from "../../runtime/values.ts";
-import { runCli } from "../support/cli.ts";
+import { collect, runCli, spawnCli } from "../support/cli.ts";
 import { errorOf } from "../support/errors.ts";
 import { binding, call, digestText, ledger, makeStore, memDir, patchLine, patchReply, prov, session, tempDir, plainFacts } from "./helpers.ts";
 
@@ -378,5 +378,27 @@ describe("replies", () => {
     const { store } = makeStore(dir);
     expect(await call(store, "k", reply)).toBe("Answer.");
     expect((await ledger(dir, "k")).entries[0].retain).toEqual(["bom"]);
+  });
+});
+
+describe.skipIf(!existsSync("/proc/self"))("a memory folder the file system will not make", () => {
+  // mkdir under /proc fails with ENOENT although /proc exists: Node's recursive mkdir tried again forever,
+  // at full CPU and deaf to Ctrl-C, so the run never ended
+  it.each([
+    ["a program's memory path there", '{ scope: "path", path: "/proc/vvm-nowhere", key: "k" }', "/proc/vvm-nowhere/k-k (ENOENT"],
+    ["HOME there, for user memory", '{ scope: "user", key: "k" }', "/proc/.vvm/memory/k-k (ENOENT"],
+    ["HOME there, for a project memory's recall key", '{ scope: "project", key: "k" }', null],
+  ])("is a rejected call, not a run that never ends: %s", async (_, memory, refused) => {
+    await writeFile(path.join(dir, "m.vvm"), `agent a(model="haiku", prompt="p", memory=${memory})\nx = @a \`hello\`()\nexport x\n`);
+    const child = spawnCli(["run", "m.vvm", "--provider", "sim"], { cwd: dir, env: { HOME: "/proc" } });
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const r = await collect(child).finally(() => clearTimeout(killer));
+    if (refused === null) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).x).toMatch(/^\[sim:a\]/);
+    } else {
+      expect(r.code, r.stderr).toBe(1);
+      expect(JSON.parse(r.stdout).x.error).toMatchObject({ kind: "rejected", message: expect.stringContaining(`cannot use ${refused}`) });
+    }
   });
 });
