@@ -7,7 +7,7 @@ import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
-import { readHolder, type Holder } from "./lock.ts";
+import { DEFAULT_STALE_MS, judgeLock, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
 import type { Recalled } from "./recall.ts";
 import { budgetChars, digestState, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, type DigestFile, type DigestState, type Meta } from "./state.ts";
@@ -157,9 +157,15 @@ async function readOnce(loc: MemoryLocation, files: ReturnType<typeof memoryFile
     }
   }
 
-  const locked = names.includes("lock");
-  const lock = locked ? readHolder(files.lock) : null;
+  // a lock whose holder has exited (killed mid-call) or stopped refreshing it holds nothing: no call is under way
+  const judged = names.includes("lock") ? judgeLock(files.lock, DEFAULT_STALE_MS) : null;
+  const lock = judged?.holder ?? null;
+  const locked = judged !== null && judged.stale === null;
   if (locked) notes.push(`in use: ${describeHolder(lock)}`);
+  else if (judged !== null) {
+    const why = judged.stale === "gone" ? "no longer runs" : `has not refreshed it for over ${DEFAULT_STALE_MS / 1000} s`;
+    warnings.push(`a stale lock: ${lock === null ? "its holder (unknown)" : holderName(lock)} held it and ${why}; the next continue call takes it over`);
+  }
   // while a call holds the lock, a temporary file is most likely its own write in progress
   if (!locked) for (const name of names.filter(isOrphanName).sort()) warnings.push(`${name} was left by an interrupted write; the next continue call removes it`);
   return { loc, digest, meta, ledger, state, lock, locked, warnings, notes };
@@ -195,7 +201,12 @@ export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: strin
 /** "held by pid 123 on host since 2026-01-02T03:04:05Z", as far as the lock file says. */
 function describeHolder(h: Holder | null): string {
   if (h === null) return "the lock is held (holder unknown)";
-  return `the lock is held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${h.since !== null ? ` since ${h.since}` : ""}`;
+  return `the lock is held by ${holderName(h)}${h.since !== null ? ` since ${h.since}` : ""}`;
+}
+
+/** "pid 123 on host", as far as the lock file says. */
+function holderName(h: Holder): string {
+  return `${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}`;
 }
 
 /** One directory under a root: the key it holds (null when neither its name nor meta.json says), and what was found. */

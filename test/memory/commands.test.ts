@@ -3,6 +3,7 @@
 // never print a stack trace, and `log --last` reads only the end of a long ledger.
 import { appendFile, link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import { applyPatch } from "diff";
 import { describe, expect, it } from "vitest";
@@ -375,6 +376,25 @@ describe("vvm memory while a call holds the memory", () => {
     } finally {
       await held.release();
     }
+  });
+});
+
+describe("vvm memory after the call that held the memory was killed", () => {
+  it("says the lock is stale, not in use, and names what the killed writer left", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    // kill -9 (or SIGTERM) mid-commit: its lock, a temporary file, and the torn tail builtProject leaves
+    await writeFile(path.join(mem, "lock"), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: "2026-01-01T00:00:00Z" }));
+    await writeFile(path.join(mem, "digest.md.0123456789abcdef01.tmp"), "half a digest");
+    const t0 = Date.now();
+    const ls = ok(await runCli(["memory", "ls"], { cwd: dir }));
+    expect(ls.stdout).not.toContain("in use");
+    expect(ls.stdout).toMatch(/warning: a stale lock: pid 4206649 on .+ held it and no longer runs; the next continue call takes it over\n/);
+    expect(ls.stdout).toContain("warning: digest.md.0123456789abcdef01.tmp was left by an interrupted write");
+    // nothing is waited for: no call is half-way through a commit
+    expect(Date.now() - t0).toBeLessThan(800);
+    const show = ok(await runCli(["memory", "show", KEY], { cwd: dir }));
+    expect(show.stdout).toContain("a stale lock: pid 4206649");
   });
 });
 
