@@ -119,6 +119,8 @@ export const EXIT = {
   output: 74,
   /** interrupted (Ctrl-C) */
   interrupted: 130,
+  /** stopped by SIGTERM, as cleanly as by Ctrl-C (128 + 15, as a shell reports a process the signal ended) */
+  terminated: 143,
 } as const;
 
 /** A mistake on the command line or in a file it names (bad --script file, missing key for --provider anthropic). */

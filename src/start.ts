@@ -58,14 +58,22 @@ export async function start(): Promise<void> {
   consoleToStderr();
   const controller = new AbortController();
   let interrupts = 0;
+  // SIGTERM (kill, timeout, a CI job or container being stopped) asks for the same clean stop as Ctrl-C: killed
+  // outright, a run left its state.md "running", its memory locks and vvm test its copies of the program behind
+  let terminated = false;
   const interrupt = () => {
     interrupts++;
     // First Ctrl-C stops the program cleanly (pending calls aborted, locks released); a second one exits at once.
-    if (interrupts > 1) process.exit(EXIT.interrupted);
+    if (interrupts > 1) process.exit(terminated ? EXIT.terminated : EXIT.interrupted);
     process.stderr.write("\nvvm: interrupted, stopping…\n");
     controller.abort();
   };
+  const terminate = () => {
+    terminated = true;
+    interrupt();
+  };
   process.on("SIGINT", interrupt);
+  process.on("SIGTERM", terminate);
   // Node hands a signal to JavaScript only when the event loop turns: while a program computes without a
   // pause, the handler is taken away, so Ctrl-C ends the process as it would any program (exit 130), and put
   // back when the loop turns again
@@ -74,9 +82,11 @@ export async function start(): Promise<void> {
     if (!listening) return;
     listening = false;
     process.removeListener("SIGINT", interrupt);
+    process.removeListener("SIGTERM", terminate);
     setImmediate(() => {
       listening = true;
       process.on("SIGINT", interrupt);
+      process.on("SIGTERM", terminate);
     });
   };
   // A reader that goes away (`vvm run x.vvm | head`) is not an error of the program: stop writing quietly.
@@ -111,7 +121,7 @@ export async function start(): Promise<void> {
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
       ctrlCEndsAtOnce,
     });
-    process.exitCode = stdoutFailed ? EXIT.output : code;
+    process.exitCode = stdoutFailed ? EXIT.output : terminated && code === EXIT.interrupted ? EXIT.terminated : code;
   } catch (err) {
     internalError(err);
     process.exitCode = EXIT.internal;
