@@ -105,5 +105,5 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       return out;
     });
     return healthy ? EXIT.ok : EXIT.missing;
-  });
+  }, flags.fix ? "change" : "read");
 }

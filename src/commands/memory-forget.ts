@@ -37,5 +37,5 @@ export function memoryForget(key: string, flags: ForgetFlags, io: CliIO): Promis
       }
       return out;
     });
-  });
+  }, "change");
 }

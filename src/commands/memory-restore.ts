@@ -35,5 +35,5 @@ export function memoryRestore(key: string, seqText: string, flags: RestoreFlags,
       const notes = outcome.notes.length > 0 ? ` (${outcome.notes.join("; ")})` : "";
       return `${label(loc)}: restored ${from}, ${r.body.length} characters, as entry ${outcome.seq}${notes}\n`;
     });
-  });
+  }, "change");
 }

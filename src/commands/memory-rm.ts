@@ -29,5 +29,5 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
       if (r.reused) out += "(a call took the memory the moment it was free: it starts a new, empty memory in that directory)\n";
       return out;
     });
-  });
+  }, "change");
 }

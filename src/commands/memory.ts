@@ -117,8 +117,12 @@ export async function existing(key: string, flags: WhereFlags, io: CliIO): Promi
   return loc;
 }
 
-/** Runs a `vvm memory` command: a mistake or a memory that is missing or unreadable is one line on stderr and an exit code, never a stack trace. */
-export async function memoryCommand(io: CliIO, body: () => Promise<number>): Promise<number> {
+/**
+ * Runs a `vvm memory` command: a mistake or a memory that is missing or unreadable is one line on stderr and an
+ * exit code, never a stack trace. `doing` is what a file system error stopped: reading, or (the commands that
+ * write) changing, so a full disk under `forget --purge` is not said as a memory that cannot be read.
+ */
+export async function memoryCommand(io: CliIO, body: () => Promise<number>, doing: "read" | "change" = "read"): Promise<number> {
   try {
     return await body();
   } catch (err) {
@@ -144,14 +148,14 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>): Pro
     }
     if (e?.code === "ENOTDIR" && e.path) {
       // a --path (or a folder above it) that is a file: named as a run names it
-      say(`cannot read the memory: ${path.dirname(e.path)}, or a folder on the way to it, is a file, not a directory`);
+      say(`cannot ${doing} the memory: ${path.dirname(e.path)}, or a folder on the way to it, is a file, not a directory`);
       return EXIT.missing;
     }
     if (typeof e?.code === "string") {
       // a file system error (EACCES, EIO, a link refused): said with the file's name only (Node's message, "EACCES:
       // permission denied, open '<whole path>'", is cut to what went wrong)
       const what = /^[A-Z0-9_]+: ([^,\n]+)/.exec(e.message)?.[1];
-      say(`cannot read the memory (${e.code}${what !== undefined ? `: ${what}` : ""}${e.path ? `, ${path.basename(e.path)}` : ""})`);
+      say(`cannot ${doing} the memory (${e.code}${what !== undefined ? `: ${what}` : ""}${e.path ? `, ${path.basename(e.path)}` : ""})`);
       return EXIT.missing;
     }
     throw err;

@@ -1,9 +1,10 @@
 // `vvm memory` commands on memories a model or a repository made hostile: control sequences in what
 // they print, a ledger longer than a call takes arguments, two long digests that differ throughout.
-import { mkdir, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { ROOT, runCli, testEnv } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { memDir, patchLine } from "./helpers.ts";
 
@@ -60,6 +61,17 @@ describe("vvm memory on hostile memories", () => {
     const r = await runCli(["memory", "show", "k", "--scope", "path", "--path", "notes"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`vvm: cannot read the memory: ${path.join(dir, "notes")}, or a folder on the way to it, is a file, not a directory\n`);
+  });
+
+  it("a write that fails (a full disk) in a command that changes the memory is said as that, not as a memory that cannot be read", async () => {
+    const dir = await memory("full", [patchLine(1, ["B the vendor's account number is 42"])]);
+    const before = await readFile(path.join(memDir(dir, "k"), "ledger.jsonl"));
+    // no write may grow a file: EFBIG, as ENOSPC on a full disk
+    const main = path.join(ROOT, "src", "main.ts");
+    const child = spawnSync("sh", ["-c", `ulimit -f 0; exec "${process.execPath}" --import "${import.meta.resolve("tsx")}" "${main}" memory forget k --match vendor --purge`], { cwd: dir, env: testEnv(), encoding: "utf8" });
+    expect(child.status).toBe(1);
+    expect(child.stderr).toMatch(/^vvm: cannot change the memory \(EFBIG: file too large[^)]*\)\n$/);
+    expect(await readFile(path.join(memDir(dir, "k"), "ledger.jsonl"))).toEqual(before);
   });
 
   it("log lists a ledger of 150,000 entries (no spread of every line into one call)", async () => {
