@@ -42,7 +42,7 @@ async function locate(name: string, source: string, fromModule: string, skillsHo
     }
   }
   if (source.startsWith("github:")) {
-    if (skillsHome === null) return { problem: "github: skills are read from ~/.vvm/skills/<name>/, and no home directory is known" };
+    if (skillsHome === null) return { problem: "github: skills are read from ~/.vvm/skills/<name>/, and no home directory is known (HOME is empty or not an absolute path)" };
     // the name must not climb out of the skills folder
     if (!FOLDER_NAME.test(name)) return { problem: `github: skills are folders of ${skillsHome}, so the skill's name must be one folder name (no "/", "\\", "." or "..")` };
     const dir = path.join(skillsHome, name);
