@@ -20,6 +20,9 @@ const KEY_HEX = /^[0-9a-f]{64}$/;
  * then reads the ledger itself, and no recall.jsonl is read or written (slower, never wrong).
  */
 export function loadIndexKey(homeDir: string, create: boolean): Buffer | null {
+  // an empty or relative HOME would be the working directory, most often the project: the key would be made
+  // beside the memories it guards, or read from a .vvm/recall.key the project's archive brought along
+  if (!path.isAbsolute(homeDir)) return null;
   const file = path.join(homeDir, KEY_FILE);
   const found = readKey(file);
   if (found !== undefined || !create) return found ?? null;

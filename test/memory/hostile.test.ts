@@ -402,3 +402,18 @@ describe.skipIf(!existsSync("/proc/self"))("a memory folder the file system will
     }
   });
 });
+
+describe("the recall key with HOME empty or relative", () => {
+  it("is neither made nor read in the working directory, the project whose memories it guards", async () => {
+    for (const HOME of ["", "relative"]) {
+      const project = path.join(dir, `p-${HOME || "empty"}`);
+      await mkdir(project);
+      await writeFile(path.join(project, "m.vvm"), 'agent a(model="haiku", prompt="p", memory={ scope: "project", key: "k" })\nx = @a `hello`()\nexport x\n');
+      // a process of its own: with HOME empty, Node's os.homedir() is empty too
+      const r = await collect(spawnCli(["run", "m.vvm", "--provider", "sim"], { cwd: project, env: { HOME } }));
+      expect(r.code, r.stderr).toBe(0);
+      expect(await readdir(path.join(project, ".vvm")), HOME).toEqual(["memory"]);
+      expect(existsSync(path.join(project, "relative")), HOME).toBe(false);
+    }
+  }, 30_000);
+});
