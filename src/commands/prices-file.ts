@@ -2,6 +2,7 @@
 // price table (runtime/providers/prices.ts) or replacing a model's rates there, for one run.
 import path from "node:path";
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from "../../runtime/providers/prices.ts";
+import { parseJson } from "../../runtime/json.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { UsageError } from "../io.ts";
 
@@ -15,14 +16,18 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
   const file = env.VVM_PRICES;
   if (!file) return DEFAULT_PRICES;
   const bad = (what: string) => new UsageError(`VVM_PRICES=${file}: ${what}`);
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(readTextFile(path.resolve(cwd, file), MAX_PRICES_BYTES));
+    text = readTextFile(path.resolve(cwd, file), MAX_PRICES_BYTES);
   } catch (err) {
-    if (err instanceof SyntaxError) throw bad(`not JSON (${err.message})`);
     if (err instanceof FileRefused) throw bad(err.message);
     throw err;
   }
+  // said with a line and column, as --input is; JSON.parse's message quotes the file's text around the fault,
+  // which for a file named by mistake (a credentials file) printed its secrets on the terminal and in CI logs
+  const checked = parseJson(text, { uniqueFields: true });
+  if (!checked.ok) throw new UsageError(`VVM_PRICES=${file}:${checked.line}:${checked.column}: not JSON: ${checked.problem}`);
+  const data: unknown = JSON.parse(text);
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');
   }
@@ -33,10 +38,8 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
     const price: Partial<Record<keyof ModelPrice, number>> = {};
     for (const [key, value] of Object.entries(rates)) {
       if (!Object.hasOwn(FIELDS, key)) throw bad(`${JSON.stringify(model)}: unknown field ${JSON.stringify(key)} (expected ${Object.keys(FIELDS).join(", ")})`);
-      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-        // JSON.parse reads 1e400 as Infinity: say so rather than that it is below 0
-        throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0${value === Infinity ? " (this one is too large)" : ""}`);
-      }
+      // (a number too large to hold, 1e400, was refused as JSON above)
+      if (typeof value !== "number" || value < 0) throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0`);
       price[FIELDS[key as keyof typeof FIELDS]] = value;
     }
     const missing = Object.keys(FIELDS).filter((k) => price[FIELDS[k as keyof typeof FIELDS]] === undefined);

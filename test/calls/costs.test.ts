@@ -214,12 +214,15 @@ describe("cost through vvm run", () => {
     const proto = await runCli(["run", "proto.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "prices.json" } });
     expect(proto.stderr).toContain(", $4.00, model time");
     for (const [body, message] of [
-      ["{", /VVM_PRICES=prices\.json: not JSON/],
+      ["{", /VVM_PRICES=prices\.json:1:2: not JSON: /],
+      // a file named by mistake: where it is not JSON, never its text
+      ["aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", /^vvm: VVM_PRICES=prices\.json:1:1: not JSON: expected a JSON value, found 'aws_secret_access_key'\n$/],
+      ['{"m": {"input": 1, "output": 1, "cache_write": 1, "cache_read": 1},\n "m": {}}', /VVM_PRICES=prices\.json:2:2: not JSON: the field "m" is given twice in this object/],
       ["[]", /expected an object of model ids/],
       ['{"m": {"input": 1}}', /"m": missing output, cache_write, cache_read/],
       ['{"m": {"input": -1, "output": 1, "cache_write": 1, "cache_read": 1}}', /"m"\.input: expected dollars per million tokens/],
       ['{"m": {"inputs": 1}}', /"m": unknown field "inputs"/],
-      ['{"m": {"input": 1e400, "output": 1, "cache_write": 1, "cache_read": 1}}', /"m"\.input: expected dollars per million tokens, a number of at least 0 \(this one is too large\)/],
+      ['{"m": {"input": 1e400, "output": 1, "cache_write": 1, "cache_read": 1}}', /VVM_PRICES=prices\.json:1:17: not JSON: the number 1e400 is too large/],
     ] as const) {
       await writeFile(path.join(dir, "prices.json"), body);
       const res = await runCli(["run", "own.vvm", "--script", "own.yaml"], { cwd: dir, env: { VVM_PRICES: "prices.json" } });
