@@ -115,6 +115,8 @@ export const EXIT = {
   usage: 64,
   /** a bug in vvm itself */
   internal: 70,
+  /** the operating system refused what vvm needed to go on (no file descriptor left: EMFILE, ENFILE) */
+  system: 71,
   /** the exports could not be written to stdout (a full disk, a closed terminal); a reader that left early is not this */
   output: 74,
   /** interrupted (Ctrl-C) */

@@ -103,10 +103,7 @@ export async function start(): Promise<void> {
   process.stderr.on("error", () => {});
   // a throw in a callback, or a promise nobody awaited, is a bug as much as a throw out of main: said the same
   // way, with the exit code for one (Node's own report would say 1, the code of an error export)
-  const crash = (err: unknown) => {
-    internalError(err);
-    process.exit(EXIT.internal);
-  };
+  const crash = (err: unknown) => process.exit(fatal(err));
   process.on("uncaughtException", crash);
   process.on("unhandledRejection", crash);
   try {
@@ -123,9 +120,23 @@ export async function start(): Promise<void> {
     });
     process.exitCode = stdoutFailed ? EXIT.output : terminated && code === EXIT.interrupted ? EXIT.terminated : code;
   } catch (err) {
-    internalError(err);
-    process.exitCode = EXIT.internal;
+    process.exitCode = fatal(err);
   }
+}
+
+/**
+ * What ended vvm past every handler, said and given its exit code: the system's limit on open files
+ * (`ulimit -n`, met by a wide pmap or by a module loaded on first use) is the machine's, not a bug of ours.
+ */
+function fatal(err: unknown): number {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === "EMFILE" || code === "ENFILE") {
+    const which = code === "EMFILE" ? "this process's limit on open files (ulimit -n)" : "the system's limit on open files";
+    process.stderr.write(`vvm: stopped: ${which} was reached (${code}); raise it, or lower --concurrency, and run again\n`);
+    return EXIT.system;
+  }
+  internalError(err);
+  return EXIT.internal;
 }
 
 /** A bug of ours, said as one: what happened and where in our sources. */

@@ -21,4 +21,14 @@ describe("an internal error", () => {
     expect(r.stderr).toContain("vvm: internal error (this is a bug in vvm");
     expect(r.stderr).toContain(message);
   });
+
+  it.each([
+    ["EMFILE", "a throw in a callback", 'queueMicrotask(() => { throw Object.assign(new Error("EMFILE: too many open files, open \'x.js\'"), { code: "EMFILE" }) })', "this process's limit on open files (ulimit -n)"],
+    ["ENFILE", "a promise nobody awaited", 'Promise.reject(Object.assign(new Error("ENFILE: file table overflow"), { code: "ENFILE" }))', "the system's limit on open files"],
+  ])("%s (no file descriptor left), from %s, is the machine's limit, not a bug: said so, exit 71", (code, _what, fault, which) => {
+    const r = withFault(fault);
+    expect(r.status, r.stderr).toBe(71);
+    expect(r.stderr).toContain(`vvm: stopped: ${which} was reached (${code}); raise it, or lower --concurrency, and run again\n`);
+    expect(r.stderr).not.toContain("internal error");
+  });
 });
