@@ -7,6 +7,8 @@
 import { checkHeap } from "../heap.ts";
 import type { Site } from "../values.ts";
 
+/** Calls between two looks at the heap (a call may make a few KB: 1,024 of them stay far below the heap's margin). */
+const HEAP_MASK = 1023;
 /** Calls between two looks at the clock. */
 const MASK = 4095;
 /** A stretch without a turn this long is told. */
@@ -22,9 +24,9 @@ export class SyncWatch {
 
   /** One function call, made at `site`. */
   call(site: Site): void {
-    if ((++this.calls & MASK) !== 0) return;
+    if ((++this.calls & HEAP_MASK) !== 0) return;
     checkHeap(site);
-    if (this.hook === undefined) return;
+    if ((this.calls & MASK) !== 0 || this.hook === undefined) return;
     const now = performance.now();
     if (this.since === null) {
       this.since = now;
