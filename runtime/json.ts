@@ -78,6 +78,9 @@ class Problem {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** Words longer than this are not quoted in messages. */
+const LONGEST_QUOTED = 24;
+
 class Parser {
   pos: number;
   private depth = 0;
@@ -100,12 +103,14 @@ class Parser {
     }
   }
 
-  /** What stands at the current position, for messages: a word, a quoted character, or the end. */
+  /** What stands at the current position, for messages: a word (quoted when short), a quoted character, or the end. */
   found(at = this.pos): string {
     if (at >= this.end) return "the end of the text";
     const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(at, Math.min(this.end, at + 40)));
     if (word) {
       const w = word[0];
+      // a long word is more likely a token than a typo (a credentials file given by mistake): never quoted
+      if (w.length > LONGEST_QUOTED) return `a word of ${w.length === 40 ? "40 or more" : w.length} characters`;
       const hint = w === "True" || w === "False" ? ` (JSON writes ${w.toLowerCase()})` : w === "None" || w === "undefined" ? " (JSON writes null)" : "";
       return `'${w}'${hint}`;
     }

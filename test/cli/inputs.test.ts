@@ -81,6 +81,11 @@ describe("vvm run --input", () => {
     // JSON keeps a repeated field's last value: an input given twice would silently lose its first value
     ["an input given twice", '{"ticket": "x",\n "ticket": "y"}', 'vvm: --input in.json:2:2: the field "ticket" is given twice in this object'],
     ["a field of an input given twice", '{"ticket": {"id": 1, "id": 2}}', 'vvm: --input in.json:1:22: the field "id" is given twice in this object'],
+    // a short word is quoted (a typo shows); a long one is more likely a token from a file given by mistake
+    ["a word", "True", "vvm: --input in.json:1:1: expected a JSON value, found 'True' (JSON writes true)"],
+    ["a credentials file", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n", "vvm: --input in.json:1:1: expected a JSON value, found a word of 40 or more characters\n"],
+    ["a key file", "token = abcdefghijklmnopqrstuvwxyz01\n", "vvm: --input in.json:1:1: expected a JSON value, found 'token'\n"],
+    ["a key file with the key first", "{\"t\": zyxwvutsrqponmlkjihgfedcba0123\n", "vvm: --input in.json:1:7: expected a JSON value, found a word of 30 characters\n"],
   ])("a file that is %s is a usage error", async (_what, content, message) => {
     usage(await run(["--input", "in.json"], { files: { "in.json": content } }), message);
   });
