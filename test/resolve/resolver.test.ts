@@ -135,14 +135,13 @@ def work(item):
 ${"  y = @shared `go`(item)\n".repeat(n)}  return y
 ${"r = pmap([1], work)\n".repeat(n)}export r
 `;
-    const started = performance.now();
+    // (its speed at this size and half of it: bench/check-scaling.bench.ts)
     const found = await check(program);
-    expect(performance.now() - started).toBeLessThan(5000);
     expect(found).toHaveLength(n);
     expect(found.every((c, i) => c === `W040 ${i + 3}:7`)).toBe(true);
   });
 
-  it("follows a key derived through a long chain written bottom-up, in time linear in the body", async () => {
+  it("follows a key derived through a long chain written bottom-up", async () => {
     // k0 = k1, k1 = k2, … k{n} = item inside a loop: each link is found from the one below it. The fixed point
     // re-scanned the whole body once per link, so 20,000 links took some 20 s.
     const n = 20_000;
@@ -156,10 +155,9 @@ ${chain}    k${n} = item
 r = pmap([1], work)
 export r
 `;
-    const started = performance.now();
+    // (its speed at this size and half of it: bench/check-scaling.bench.ts)
     expect(await check(program("k0"))).toEqual([]);
     expect(await check(program('"fixed"'))).toEqual(["W030 4:5", `W040 ${n + 5}:10`]); // k0 is then never read
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 });
 
