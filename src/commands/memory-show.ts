@@ -39,7 +39,7 @@ export function memoryShow(key: string, flags: ShowFlags, io: CliIO): Promise<nu
       let out = `${label(i.loc)}\n`;
       out += `  directory  ${displayPath(i.loc.dir, io)}\n`;
       out += `  entries    ${json.entries}${last !== null ? ` (last: [${last.seq}] ${last.kind}, ${shortTime(last.ts)})` : ""}\n`;
-      out += `  settings   digest_limit ${s.digestLimit}, read_only ${s.readOnly}, recall ${s.recall}, recent_share ${s.recentShare}${parsed.unusable !== null ? " (defaults: digest.md cannot be used, see below)" : parsed.prefix === "" ? " (defaults: digest.md has no front matter)" : ""}\n`;
+      out += `  settings   digest_limit ${s.digestLimit}, read_only ${s.readOnly}, recall ${s.recall}, recent_share ${s.recentShare}${parsed.prefix !== "" ? "" : parsed.unusable !== null && parsed.body === "" ? " (defaults: digest.md cannot be used, see below)" : " (defaults: digest.md has no front matter)"}\n`;
       out += `  health     ${warnings.length === 0 ? "ok" : `${warnings.length} warning${warnings.length === 1 ? "" : "s"}`}\n`;
       for (const w of warnings) out += `      warning: ${w}\n`;
       for (const n of i.notes) out += `      note: ${n}\n`;

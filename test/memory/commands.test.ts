@@ -125,6 +125,11 @@ describe("vvm memory, on a memory built by real runs", () => {
     const bad = ok(await runCli(["memory", "show", KEY], { cwd: dir })).stdout;
     expect(bad).toContain("recent_share 0.5 (defaults: digest.md cannot be used, see below)\n");
     expect(bad).toContain("front matter is not valid YAML");
+    // front matter that was read, over a body past its limit: its settings are shown, not called defaults
+    await writeFile(digest, "---\ndigest_limit: 10\nread_only: true\n---\nlonger than ten characters\n");
+    const over = ok(await runCli(["memory", "show", KEY], { cwd: dir })).stdout;
+    expect(over).toContain("  settings   digest_limit 10, read_only true, recall relevant, recent_share 0.5\n");
+    expect(over).toContain("over its limit of 10");
   });
 
   it("show --context prints exactly the Memory Context the next continue call sends", async () => {
