@@ -149,7 +149,8 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
     if (digest.unusable) throw new ToolError(`${label(loc)}: ${digest.unusable}; a purge must be able to check the current digest: fix digest.md first; nothing purged`, "refused");
     // the front matter too: a purge leaves no file under .vvm/ holding the text
     if (scrubber.holds(digest.prefix + digest.body)) throw new ToolError(digestHolds, "refused");
-    const reason = `purged ${targets.length} retained fact${targets.length === 1 ? "" : "s"}${req.match !== null ? " and every occurrence of the text given" : ""} from the ledger (vvm memory forget --purge)`;
+    const named = targets.length === 0 ? "" : `${targets.length} retained fact${targets.length === 1 ? "" : "s"}${req.match !== null ? " and " : ""}`;
+    const reason = `purged ${named}${req.match !== null ? "every occurrence of the text given" : ""} from the ledger (vvm memory forget --purge)`;
     // replaced copies of digest.md (§5) may hold an older digest with the text; removed first, so that a purge
     // run again after one was killed between its new ledger and these files removes them, the ledger clean
     const removedFiles = await s.dropReplaced((raw) => raw === null || scrubber.holds(raw.toString("utf8")));

@@ -60,7 +60,8 @@ function entrySummary(e: LedgerEntry): string {
       break;
     case "forget": {
       const refs = forgottenBy(e);
-      parts.push(`${e.purge ? "forgot and purged" : "forgot"} ${refs.length} fact${refs.length === 1 ? "" : "s"}: ${refs.map((r) => `#${r.seq}:${r.index}`).join(", ")}`);
+      // a purge of text that only past digests held names no fact: its reason says what it did
+      if (refs.length > 0 || !e.purge) parts.push(`${e.purge ? "forgot and purged" : "forgot"} ${refs.length} fact${refs.length === 1 ? "" : "s"}: ${refs.map((r) => `#${r.seq}:${r.index}`).join(", ")}`);
       if (e.reason) parts.push(e.reason);
       break;
     }

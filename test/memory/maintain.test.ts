@@ -281,6 +281,14 @@ describe("vvm memory forget", () => {
     expect(await all()).toEqual([]);
   });
 
+  it("--purge of text only past digests held names no fact, and log says what it did", async () => {
+    const dir = await builtProject();
+    const res = ok(await memory(dir, "forget", KEY, "--match", "call Priya on", "--purge"));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments": purged \(entry 4\)\npurged: 2 ledger lines rewritten, 1 occurrence replaced by a mark that names no text; recall\.jsonl rebuilt/);
+    expect((await ledger(dir, KEY)).entries[3]).toMatchObject({ kind: "forget", purge: true, forgotten: [], reason: "purged every occurrence of the text given from the ledger (vvm memory forget --purge)" });
+    expect(ok(await memory(dir, "log", KEY, "--last", "1")).stdout).toMatch(/^\[4\] forget +\S+ \S+ +vvm memory forget \(alice\) +purged every occurrence of the text given from the ledger \(vvm memory forget --purge\)\n$/);
+  });
+
   it("--purge run again after one was killed between its new ledger and the replaced copies of digest.md removes those copies", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
