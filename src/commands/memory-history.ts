@@ -41,8 +41,9 @@ export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promis
       scope: loc.scope,
       versions: versions.map((v) => ({
         seq: v.seq,
-        ts: v.ts,
-        kind: v.kind,
+        // version 0 is no entry: the empty digest the memory began with has no time or kind of its own
+        ts: v.seq === 0 ? null : v.ts,
+        kind: v.seq === 0 ? null : v.kind,
         by: v.seq === 0 ? null : v.kind === "external_edit" ? "person" : toolProvenance(v.agent) !== null ? "tool" : "agent",
         restored_from: v.restoredFrom,
         agent: v.agent,

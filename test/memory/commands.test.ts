@@ -188,6 +188,7 @@ describe("vvm memory, on a memory built by real runs", () => {
     await appendFile(path.join(memDir(dir, KEY), "digest.md"), "- another hand note\n");
     const json = JSON.parse(ok(await runCli(["memory", "history", KEY, "--json"], { cwd: dir })).stdout);
     expect(json.versions.map((v: { seq: number; by: string | null }) => [v.seq, v.by])).toEqual([[0, null], [1, "agent"], [2, "person"], [3, "agent"]]);
+    expect(json.versions[0]).toMatchObject({ seq: 0, ts: null, kind: null, chars: 0 });
     expect(json.current).toMatchObject({ version: null, chars: 56 + "- another hand note\n".length, unusable: null });
     expect(json.torn_bytes).toBe(54);
   });
