@@ -64,29 +64,45 @@ export async function readLog(fs: MemoryFs, file: string, q: LogQuery): Promise<
     // newest first, until enough entries match and one more readable entry is known to judge the oldest against
     const window: LogLine[] = [];
     const reader = new BackwardLines(counted, { maxLineBytes: MAX_ENTRY_BYTES });
+    /**
+     * The window judged oldest first, from its oldest readable entry (the anchor, when `anchored`), or null
+     * when it cannot stand for a whole read yet: fewer in-sequence entries than asked for (an out-of-sequence
+     * line took a place), or the entry after the anchor refused, since then the anchor may be the line out of
+     * sequence (a planted seq of 900000000 would make every real entry after it look out of sequence).
+     */
+    const judge = (anchored: boolean): LogLine[] | null => {
+      const oldest = [...window].reverse();
+      const check = new SequenceCheck();
+      const judged = oldest.map(({ start, entry }) => ({ start, entry: entry !== null && check.accept(entry) ? entry : null }));
+      if (!anchored) return judged;
+      const anchor = oldest.findIndex((l) => l.entry !== null);
+      const next = oldest.findIndex((l, i) => i > anchor && l.entry !== null);
+      if (next !== -1 && judged[next].entry === null) return null;
+      // the anchor only serves to judge the entry after it
+      const shown = judged.slice(anchor + 1);
+      const bySince = q.since !== undefined && Date.parse(oldest[anchor].entry!.ts) < q.since;
+      if (q.last !== undefined && !bySince && shown.filter((l) => l.entry !== null && matches(l.entry, q)).length < q.last) return null;
+      return shown;
+    };
     let matching = 0;
-    let anchored = false;
+    // after a window that cannot stand, judged again only once it has twice the lines: bounded work however many lines are out of sequence
+    let judgeAt = 0;
+    let result: LogLine[] | null = null;
     read: for await (const batch of reader) {
       for (const { start, bytes } of batch) {
         const entry = bytes === null ? null : parseEntry(bytes);
         window.push({ start, entry });
         if (entry === null) continue;
-        if (q.last !== undefined && matching >= q.last) {
-          anchored = true;
-          break read;
-        }
-        if (q.since !== undefined && Date.parse(entry.ts) < q.since) {
-          anchored = true;
-          break read;
+        const enough = (q.last !== undefined && matching >= q.last) || (q.since !== undefined && Date.parse(entry.ts) < q.since);
+        if (enough && window.length >= judgeAt) {
+          result = judge(true);
+          if (result !== null) break read;
+          judgeAt = window.length * 2;
         }
         if (matches(entry, q)) matching++;
       }
     }
-    window.reverse();
-    const check = new SequenceCheck();
-    const judged = window.map(({ start, entry }) => ({ start, entry: entry !== null && check.accept(entry) ? entry : null }));
-    // the anchor only serves to judge the entry after it
-    const shown = (anchored ? judged.slice(judged.findIndex((l) => l.entry !== null) + 1) : judged).filter(keep);
+    const shown = (result ?? judge(false)!).filter(keep);
     let lines = shown;
     if (q.last !== undefined) {
       let n = 0;

@@ -176,6 +176,17 @@ describe("vvm memory, on a memory built by real runs", () => {
     expect(json.key).toBe(KEY);
   });
 
+  it("log --last N shows the last N entries a whole read shows, also past a line out of sequence", async () => {
+    const dir = await mkdtemp(path.join(base, "p-"));
+    await mkdir(memDir(dir, "k"), { recursive: true });
+    // a planted seq between entries 2 and 3: a whole read skips it, and must not judge 3… against it
+    const planted = patchLine(900_000_000, ["planted"]);
+    await writeFile(path.join(memDir(dir, "k"), "ledger.jsonl"), [1, 2].map((n) => patchLine(n, [`fact ${n}`])).join("") + "garbage\n" + planted + [3, 4, 5, 6].map((n) => patchLine(n, [`fact ${n}`])).join(""));
+    const seqs = async (...args: string[]) => (JSON.parse(ok(await runCli(["memory", "log", "k", "--json", ...args], { cwd: dir })).stdout).entries as { seq: number }[]).map((e) => e.seq);
+    expect(await seqs()).toEqual([1, 2, 3, 4, 5, 6]);
+    for (let n = 1; n <= 7; n++) expect(await seqs("--last", String(n))).toEqual([1, 2, 3, 4, 5, 6].slice(-n));
+  });
+
   it("history: the digest's versions, agents' and a person's, and where digest.md stands", async () => {
     const dir = await builtProject();
     const res = ok(await runCli(["memory", "history", KEY], { cwd: dir }));
