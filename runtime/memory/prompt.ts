@@ -13,7 +13,7 @@ export function memoryContext(loc: MemoryLocation, parsed: ParsedDigest, facts: 
     out.push("", "## Retained facts (oldest first)");
     for (const f of facts.shown) out.push(`- ${factLine(f)}`);
     // the model should know that its memory holds more than it sees
-    if (facts.hidden > 0) out.push(`(${facts.hidden} more retained ${facts.hidden === 1 ? "fact is" : "facts are"} not shown: only the newest and those most relevant to this call fit the budget)`);
+    if (facts.hidden > 0) out.push(`(${facts.hidden} more retained ${facts.hidden === 1 ? "fact is" : "facts are"} not shown: only the newest${parsed.settings.recall === "relevant" ? " and those most relevant to this call" : ""} fit the budget)`);
   }
   out.push(
     "",

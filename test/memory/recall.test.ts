@@ -157,7 +157,10 @@ describe("recall through the store", () => {
     expect(context).toMatch(/\n\(\d+ more retained facts are not shown: only the newest and those most relevant to this call fit the budget\)\n/);
     // front matter turns relevance off for this memory
     await writeFile(path.join(memDir(dir, "k"), "digest.md"), "---\nrecall: recent\n---\nbody\n");
-    expect(plainFacts((await contextOf("k")).context)).not.toContain("@Acme pays");
+    const recent = (await contextOf("k")).context;
+    expect(plainFacts(recent)).not.toContain("@Acme pays");
+    // and the model is not told that the facts shown are the relevant ones
+    expect(recent).toMatch(/\n\(\d+ more retained facts are not shown: only the newest fit the budget\)\n/);
   });
 
   it("builds recall.jsonl on the first continue call; deleting it changes nothing; a dry_run writes none", async () => {
