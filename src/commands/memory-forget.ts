@@ -8,7 +8,7 @@ export type ForgetFlags = WriteFlags & { fact: string[]; match?: string; purge?:
 
 function factArg(text: string): { seq: number; index: number | null } {
   const m = /^(\d{1,15})(?::(\d{1,4}))?$/.exec(text.trim());
-  if (!m) throw new UsageError(`--fact ${JSON.stringify(text)}: expected SEQ (every fact of entry SEQ) or SEQ:INDEX (one of them, counted from 0), as vvm memory show and search print them`);
+  if (!m) throw new UsageError(`--fact ${JSON.stringify(text)}: expected SEQ (every fact of entry SEQ) or SEQ:INDEX (one of them, counted from 0), as vvm memory search prints them`);
   return { seq: Number(m[1]), index: m[2] === undefined ? null : Number(m[2]) };
 }
 

@@ -10,7 +10,8 @@ export type SearchFlags = WhereFlags & { limit: number };
 function hitLine(h: Hit): string {
   const where = h.kind === "fact" ? "fact  " : "digest";
   const span = h.kind === "digest" ? `  (in the digest from entry ${h.seq}${h.until === null ? " on" : ` until entry ${h.until}`})` : "";
-  return `[${h.seq}] ${shortTime(h.ts)}  ${where}  ${h.text.replace(/\s*\n\s*/g, " ")}${span}\n`;
+  // a fact as vvm memory forget --fact names it (SEQ:INDEX)
+  return `[${h.kind === "fact" ? `${h.seq}:${h.index}` : h.seq}] ${shortTime(h.ts)}  ${where}  ${h.text.replace(/\s*\n\s*/g, " ")}${span}\n`;
 }
 
 export function memorySearch(key: string, query: string, flags: SearchFlags, io: CliIO): Promise<number> {

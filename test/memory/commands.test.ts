@@ -270,6 +270,8 @@ describe("vvm memory, on a memory built by real runs", () => {
     // more words that match rank first
     expect(JSON.parse(ok(await runCli(["memory", "search", KEY, "payment retries", "--json"], { cwd: dir })).stdout).hits[0]).toMatchObject({ kind: "fact", seq: 1, index: 1, text: "N check the payment retries" });
     expect(ok(await runCli(["memory", "search", KEY, "vendor", "--limit", "1"], { cwd: dir })).stdout.trimEnd().split("\n")).toHaveLength(2);
+    // a fact is shown as forget --fact names it
+    expect(ok(await runCli(["memory", "search", KEY, "payment retries", "--limit", "1"], { cwd: dir })).stdout).toMatch(/\n\[1:1\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}fact {4}N check the payment retries\n$/);
     expect(ok(await runCli(["memory", "search", KEY, "zebra"], { cwd: dir })).stdout).toBe('memory project:"oncall:payments": nothing matches "zebra" (searched 3 retained facts and 5 lines of past and present digests)\n');
   });
 
