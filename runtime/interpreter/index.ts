@@ -2,7 +2,7 @@
 import type { ExportStmt, Stmt } from "../../grammar/ast.ts";
 import type { CheckResult } from "../../src/program.ts";
 import type { PartialExports, RunContext, RunOutcome } from "../context.ts";
-import { thrown, VAgent, type Value } from "../values.ts";
+import { isErrorValue, thrown, VAgent, type Value } from "../values.ts";
 import { createStdlib } from "../../stdlib/index.ts";
 import { ModuleCompiler } from "./compile.ts";
 import { Interrupted } from "../abort.ts";
@@ -156,9 +156,10 @@ class Loader {
             // what a module-level statement does (ModuleCompiler.sited): the raise says where it was made
             throw (err instanceof RangeError && asRaise(err, mc.site(s.span))) || err;
           }
-          // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source text.
-          if (v instanceof Map) for (const [k, x] of v) out.set(k, x);
-          else out.set(mc.info.exportKeys.get(s)!, v);
+          // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source
+          // text, an error value too (`export json(reply)`), so a failure stays one export and fails the run.
+          if (isErrorValue(v) || !(v instanceof Map)) out.set(mc.info.exportKeys.get(s)!, v);
+          else for (const [k, x] of v) out.set(k, x);
           break;
         }
         default: {
