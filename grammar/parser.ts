@@ -597,6 +597,12 @@ export class VvmParser extends EmbeddedActionsParser {
   private errorPattern(a: Args, span: Span): Pattern {
     if (a.kwargs.length === 0 && a.args.length === 1) {
       const only = a.args[0]!;
+      if (only.kind === "It") {
+        // `it` parses as an expression, not a name: the E010 every other reserved word gets here (language.md §5)
+        const message = reservedWordMessage("it", "the name bound by case error(…)");
+        this.diags.push(diagnostic("E010", message, this.path, only.span));
+        return { kind: "ErrorAny", span };
+      }
       if (only.kind === "Name") {
         this.reservedOperand(only, "the name bound by case error(…)");
         return only.name === "_" ? { kind: "ErrorAny", span } : { kind: "ErrorBind", name: only.name, nameSpan: only.span, span };
