@@ -32,6 +32,13 @@ describe("tracebacks", () => {
     expect(r.stderr).toContain([`traceback, innermost first:`, `  in one(), called at ${r.name}:9:7`, `  in pmap item 2 of 4 (0-based), at ${r.name}:9:7`].join("\n"));
   });
 
+  it("a caught error raised again (raise e) starts a new traceback where it is raised again", async () => {
+    const r = await run(["def deep():", '  raise "deep"', "", "def middle():", "  deep()", "", "def handler():", "  try:", "    middle()", "  except as e:", "    raise e", "", "handler()", ""].join("\n"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`uncaught error at ${r.name}:11:5:\n`);
+    expect(r.stderr).toContain(`traceback, innermost first:\n  in handler(), called at ${r.name}:13:1\nvvm: 0 calls`);
+  });
+
   it("a raise at the top level has no traceback lines, and deep recursion keeps its 32 innermost and 32 outermost steps", async () => {
     const top = await run(['raise "at the top"', ""].join("\n"));
     expect(top.stderr).toContain(`uncaught error at ${top.name}:1:1:`);
