@@ -61,15 +61,17 @@ export function matcher(text: string, flags = "iu"): RegExp {
 }
 
 /**
- * The facts a request names, oldest first and each once, and what it names that is not there. Facts
+ * The facts a request names, oldest first and each once, and what it names that is not there (`lastSeq`,
+ * the ledger's last entry, tells an entry that does not exist from one that retained nothing). Facts
  * forgotten already are included (a purge may still want their text gone); the caller decides.
  */
-export function selectFacts(all: RetainedFact[], req: ForgetRequest): { targets: RetainedFact[]; missing: string[] } {
+export function selectFacts(all: RetainedFact[], req: ForgetRequest, lastSeq = Infinity): { targets: RetainedFact[]; missing: string[] } {
   const chosen = new Set<RetainedFact>();
   const missing: string[] = [];
   for (const { seq, index } of req.facts) {
     const hits = all.filter((f) => f.seq === seq && (index === null || f.index === index));
-    if (hits.length === 0) missing.push(index === null ? `entry ${seq} retained no fact` : `entry ${seq} has no retained fact ${index}`);
+    if (hits.length === 0 && seq > lastSeq) missing.push(`there is no entry ${seq} (the last is ${lastSeq})`);
+    else if (hits.length === 0) missing.push(index === null ? `entry ${seq} retained no fact` : `entry ${seq} has no retained fact ${index}`);
     for (const f of hits) chosen.add(f);
   }
   if (req.match !== null) {

@@ -129,7 +129,7 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
   }
   return withSession(loc, o, async (s, fs) => {
     const all = (await retainedFacts(fs, s.paths.ledger)) ?? [];
-    const { targets, missing } = selectFacts(all, req);
+    const { targets, missing } = selectFacts(all, req, s.lastSeq);
     // a purge of text that only past digests hold names no fact
     const onlyDigests = purge && req.match !== null && targets.length === 0 && req.facts.length === 0;
     if (missing.length > 0 && !onlyDigests) throw new ToolError(`${label(loc)}: ${missing.join("; ")}; nothing forgotten`, "missing");

@@ -749,6 +749,11 @@ export class Session implements MemorySession {
     return this.files;
   }
 
+  /** The ledger's last entry's sequence number (0: none). */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
   /** digest.md as loaded (after recovery, and after any restore since). */
   get digest(): ParsedDigest {
     return this.parsed;

@@ -227,7 +227,7 @@ describe("vvm memory forget", () => {
     const cases: [string[], number, RegExp][] = [
       [["forget", KEY, "--fact", "1:1"], 1, /that fact is forgotten already; nothing to do/],
       [["forget", KEY, "--fact", "1:7"], 1, /entry 1 has no retained fact 7; nothing forgotten/],
-      [["forget", KEY, "--fact", "99"], 1, /entry 99 retained no fact; nothing forgotten/],
+      [["forget", KEY, "--fact", "99"], 1, /there is no entry 99 \(the last is \d+\); nothing forgotten/],
       [["forget", KEY, "--match", "zebra"], 1, /no retained fact contains "zebra"; nothing forgotten/],
       [["forget", KEY], 64, /say which facts to forget: --fact SEQ\[:INDEX\] \(repeatable\) or --match TEXT/],
       [["forget", KEY, "--fact", "1:x"], 64, /--fact "1:x": expected SEQ/],
@@ -720,5 +720,7 @@ describe("forget's selection", () => {
     const all = [{ seq: 1, index: 0, ts: "t", text: "W one", forgotten: false }];
     const { missing } = selectFacts(all, { facts: [{ seq: 4, index: null }, { seq: 4, index: null }, { seq: 1, index: 3 }, { seq: 1, index: 3 }], match: null });
     expect(missing).toEqual(["entry 4 retained no fact", "entry 1 has no retained fact 3"]);
+    // past the ledger's end: said as such, not as an entry that retained nothing
+    expect(selectFacts(all, { facts: [{ seq: 12, index: 0 }, { seq: 4, index: null }], match: null }, 5).missing).toEqual(["there is no entry 12 (the last is 5)", "entry 4 retained no fact"]);
   });
 });
