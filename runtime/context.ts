@@ -22,6 +22,11 @@ export interface RunContext {
    * over a huge list), when nothing can notice `signal` until it is done; again after each later such stretch
    */
   longSync?: () => void;
+  /**
+   * whether `v` is a ref value this run made (`--state filesystem`): `export <expression>` keeps one whole under the
+   * expression, as in context it would keep the reply it stands for, rather than spreading its fields
+   */
+  isBinding?: (v: Value) => boolean;
 }
 
 /** How a run ended. Exports are keyed by export name (see spec/semantics.md for `export <expression>`). */

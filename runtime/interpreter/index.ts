@@ -157,8 +157,9 @@ class Loader {
             throw (err instanceof RangeError && asRaise(err, mc.site(s.span))) || err;
           }
           // An object's fields become export keys (`export pack(a=x)` exports `a`); anything else is keyed by its source
-          // text, an error value too (`export json(reply)`), so a failure stays one export and fails the run.
-          if (isErrorValue(v) || !(v instanceof Map)) out.set(mc.info.exportKeys.get(s)!, v);
+          // text, an error value too (`export json(reply)`), so a failure stays one export and fails the run, and a
+          // call's ref value under --state filesystem, so the exports' keys do not depend on where replies live.
+          if (isErrorValue(v) || this.ctx.isBinding?.(v) === true || !(v instanceof Map)) out.set(mc.info.exportKeys.get(s)!, v);
           else for (const [k, x] of v) out.set(k, x);
           break;
         }

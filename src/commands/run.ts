@@ -84,6 +84,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
       narrator: layer.narrator,
       inputs,
       longSync: io.ctrlCEndsAtOnce,
+      isBinding: (v: Value) => layer.runState?.bindingOf(v) != null,
     });
     layer.stopProgress();
     observe?.(outcome, layer.script);
