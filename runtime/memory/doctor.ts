@@ -9,7 +9,7 @@ import { isOrphanName, type MemoryFs } from "./fsio.ts";
 import { ATTEMPTS, fingerprint, memoryFiles, PAUSE_MS } from "./inspect.ts";
 import type { MemoryLocation } from "./keys.ts";
 import { ENTRY_KINDS, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type LedgerEntry } from "./ledger.ts";
-import { DEFAULT_STALE_MS, judgeLock } from "./lock.ts";
+import { DEFAULT_STALE_MS, holderName, judgeLock } from "./lock.ts";
 import { MAX_DIGEST_FILE_BYTES } from "./patch.ts";
 import { digestState, KEEP_REPLACED_MS, MAX_META_BYTES, parseMeta, readDigestFile, REPLACED, type Meta } from "./state.ts";
 
@@ -120,7 +120,7 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
   // the lock
   const lock = lockIsOurs ? null : judgeLock(file("lock"), DEFAULT_STALE_MS, now);
   if (lock !== null) {
-    const who = lock.holder?.pid != null ? `pid ${lock.holder.pid}${lock.holder.host !== null ? ` on ${lock.holder.host}` : ""}` : "a holder it does not name";
+    const who = lock.holder?.pid != null ? holderName(lock.holder) : "a holder it does not name";
     if (lock.stale === "gone") found.push(problem("lock-stale", `a stale lock: ${who} holds it and no longer runs`, "take it over, as the next call would"));
     else if (lock.stale === "old") found.push(problem("lock-stale", `a stale lock: held by ${who}, not refreshed for over ${DEFAULT_STALE_MS / 1000} s`, "take it over, as the next call would"));
     else found.push(note("lock-held", `in use: the lock is held by ${who}${lock.holder?.since ? ` since ${lock.holder.since}` : ""}`));

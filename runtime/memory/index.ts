@@ -11,7 +11,7 @@ import { loadIndexKey } from "./index-key.ts";
 import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
 import type { TailCache, ToolProvenance } from "./ledger.ts";
-import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
+import { acquire, DEFAULT_STALE_MS, holderName, type AcquireResult, type Holder } from "./lock.ts";
 import { extractBlocks } from "./patch.ts";
 import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, Session, type StoreShared } from "./session.ts";
@@ -47,7 +47,30 @@ export const label = (loc: MemoryLocation) => `memory ${loc.scope}:${JSON.string
 export function heldBy(h: Holder | null): string {
   if (h === null) return "holder unknown";
   const since = h.since !== null && !Number.isNaN(Date.parse(h.since)) ? ` since ${new Date(h.since).toLocaleTimeString("en-GB")}` : "";
-  return `held by ${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}${since}`;
+  return `held by ${holderName(h)}${since}`;
+}
+
+/** What a wait for the lock says after a second, after the memory's label. */
+export const waitingLine = (h: Holder | null) => `waiting for the memory lock (${heldBy(h)})`;
+
+/** A wait for a memory's lock that did not get it: `gone`, the directory was removed meanwhile (`vvm memory rm`). */
+export type LockFailure = { kind: "locked" | "rejected" | "gone"; message: string };
+
+/** `got`, a failed wait for `loc`'s lock, as calls and the `vvm memory` commands say it. */
+export function lockFailure(loc: MemoryLocation, got: Exclude<AcquireResult, { ok: true }>, timeoutMs: number): LockFailure {
+  switch (got.reason) {
+    case "timeout":
+      return { kind: "locked", message: `${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${timeoutMs} ms (--lock-timeout)` };
+    case "aborted":
+      return { kind: "locked", message: `${label(loc)}: interrupted while waiting for its lock` };
+    case "error":
+      if ((got.error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "gone", message: `${label(loc)} was removed while waiting for its lock` };
+      return { kind: "rejected", message: `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})` };
+    default: {
+      const never: never = got;
+      return never;
+    }
+  }
 }
 
 /** What the sessions of one store (or one `vvm memory` command) share. */
@@ -78,7 +101,7 @@ export function storeShared(fs: MemoryFs, budgetTokens: number, homeDir: string,
 }
 
 /** `gone`: the memory's directory was removed (`vvm memory rm`) while the lock was waited for. */
-export type Opened = { ok: true; session: Session } | { ok: false; kind: "locked" | "rejected" | "gone"; message: string };
+export type Opened = { ok: true; session: Session } | ({ ok: false } & LockFailure);
 
 /**
  * Take the lock of an existing directory (`realDir`: its checked real path) and load a session on it:
@@ -96,22 +119,8 @@ export async function openLocked(
 ): Promise<Opened> {
   const call = "tool" in actor ? null : actor;
   const waitStarted = performance.now();
-  const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, o.onWait ?? ((holder) => shared.warn(loc, call, `waiting for the memory lock (${heldBy(holder)})`)));
-  if (!got.ok) {
-    switch (got.reason) {
-      case "timeout":
-        return { ok: false, kind: "locked", message: `${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)` };
-      case "aborted":
-        return { ok: false, kind: "locked", message: `${label(loc)}: interrupted while waiting for its lock` };
-      case "error":
-        if ((got.error as NodeJS.ErrnoException).code === "ENOENT") return { ok: false, kind: "gone", message: `${label(loc)} was removed while waiting for its lock` };
-        return { ok: false, kind: "rejected", message: `${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})` };
-      default: {
-        const never: never = got;
-        return never;
-      }
-    }
-  }
+  const got = await acquire(loc.dir, o.lockTimeoutMs, o.staleMs, o.signal, o.onWait ?? ((holder) => shared.warn(loc, call, waitingLine(holder))));
+  if (!got.ok) return { ok: false, ...lockFailure(loc, got, o.lockTimeoutMs) };
   const session = new Session(shared, loc, actor, got.lock, realDir, o.query);
   session.report.lock_wait_ms = Math.round(performance.now() - waitStarted);
   try {

@@ -7,7 +7,7 @@ import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
-import { DEFAULT_STALE_MS, judgeLock, type Holder } from "./lock.ts";
+import { DEFAULT_STALE_MS, holderName, judgeLock, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
 import type { Recalled } from "./recall.ts";
 import { budgetChars, digestState, MAX_SCAN_BYTES, parseMeta, readDigestFile, recalledFacts, type DigestFile, type DigestState, type Meta } from "./state.ts";
@@ -202,11 +202,6 @@ export async function nextContext(i: Inspection, o: { fs: MemoryFs; query: strin
 function describeHolder(h: Holder | null): string {
   if (h === null) return "the lock is held (holder unknown)";
   return `the lock is held by ${holderName(h)}${h.since !== null ? ` since ${h.since}` : ""}`;
-}
-
-/** "pid 123 on host", as far as the lock file says. */
-function holderName(h: Holder): string {
-  return `${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}`;
 }
 
 /** One directory under a root: the key it holds (null when neither its name nor meta.json says), and what was found. */

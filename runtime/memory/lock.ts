@@ -27,7 +27,12 @@ export interface Holder {
   since: string | null;
 }
 
-type AcquireResult =
+/** "pid 123 on host", as far as the lock file says. */
+export function holderName(h: Holder): string {
+  return `${h.pid !== null ? `pid ${h.pid}` : "an unknown process"}${h.host !== null ? ` on ${h.host}` : ""}`;
+}
+
+export type AcquireResult =
   | { ok: true; lock: HeldLock }
   | { ok: false; reason: "timeout" | "aborted"; holder: Holder | null }
   | { ok: false; reason: "error"; error: Error };

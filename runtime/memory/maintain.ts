@@ -9,7 +9,7 @@ import { examine, examineSettled, findingId, type Examination, type Finding } fr
 import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forget.ts";
 import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { heldBy, label, openLocked, storeShared } from "./index.ts";
+import { label, lockFailure, openLocked, storeShared, waitingLine, type LockFailure } from "./index.ts";
 import { memoryFiles } from "./inspect.ts";
 import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
@@ -47,6 +47,11 @@ async function realDirOf(loc: MemoryLocation): Promise<string> {
   return real;
 }
 
+/** A wait for a memory's lock that did not get it, as a command's error. */
+function lockError(f: LockFailure): ToolError {
+  return new ToolError(f.message, f.kind === "locked" ? "locked" : f.kind === "gone" ? "missing" : "refused");
+}
+
 /**
  * Run `work` on a session that holds the memory (its lock taken, its recovery done, as a `continue`
  * call's would be), then release it. A refusal becomes a ToolError. `beforeLoad` runs under the lock, before the recovery;
@@ -56,9 +61,9 @@ async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Ses
   const fs = o.fs ?? nodeFs;
   const realDir = await realDirOf(loc);
   const shared = storeShared(fs, 0, o.homeDir, o.warn);
-  const onWait = (holder: Holder | null) => waitWarn(`${label(loc)}: waiting for the memory lock (${heldBy(holder)})`);
+  const onWait = (holder: Holder | null) => waitWarn(`${label(loc)}: ${waitingLine(holder)}`);
   const opened = await openLocked(shared, loc, realDir, o.who, { lockTimeoutMs: o.lockTimeoutMs, staleMs: Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), signal: o.signal, query: "", beforeLoad, onWait });
-  if (!opened.ok) throw new ToolError(opened.message, opened.kind === "locked" ? "locked" : opened.kind === "gone" ? "missing" : "refused");
+  if (!opened.ok) throw lockError(opened);
   const s = opened.session;
   try {
     return await work(s, fs);
@@ -184,22 +189,11 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
   const real = await realDirOf(loc);
   const itself = await fs.inspect(loc.dir);
   if (itself?.type !== "dir") throw new ToolError(`${label(loc)}: ${loc.dir} is a symbolic link, not the memory's own directory; remove the link by hand (rm never follows one)`, "refused");
-  const got = await acquire(loc.dir, o.lockTimeoutMs, Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), o.signal, (holder) => o.warn(`${label(loc)}: waiting for the memory lock (${heldBy(holder)})`));
+  const got = await acquire(loc.dir, o.lockTimeoutMs, Math.max(2000, o.staleMs ?? DEFAULT_STALE_MS), o.signal, (holder) => o.warn(`${label(loc)}: ${waitingLine(holder)}`));
   if (!got.ok) {
-    switch (got.reason) {
-      case "error":
-        if ((got.error as NodeJS.ErrnoException).code === "ENOENT") throw new ToolError(`${label(loc)} was removed while waiting for its lock; nothing removed`, "missing");
-        throw new ToolError(`${label(loc)}: cannot lock ${loc.dir} (${code(got.error)})`, "refused");
-      case "aborted":
-        // as restore, forget and doctor --fix say it (openLocked): a Ctrl-C is not a lock held too long
-        throw new ToolError(`${label(loc)}: interrupted while waiting for its lock; nothing removed`, "locked");
-      case "timeout":
-        throw new ToolError(`${label(loc)} is in use by another call or process (${heldBy(got.holder)}); gave up after waiting ${o.lockTimeoutMs} ms (--lock-timeout)`, "locked");
-      default: {
-        const never: never = got;
-        return never;
-      }
-    }
+    // said as restore, forget and doctor --fix say it (a Ctrl-C is not a lock held too long), and that nothing went
+    const failed = lockFailure(loc, got, o.lockTimeoutMs);
+    throw lockError(got.reason === "aborted" || failed.kind === "gone" ? { ...failed, message: `${failed.message}; nothing removed` } : failed);
   }
   const removed: Removed = { files: [], bytes: 0, reused: false };
   try {
