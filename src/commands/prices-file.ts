@@ -27,16 +27,16 @@ export function priceTable(env: NodeJS.ProcessEnv, cwd: string): PriceTable {
   // which for a file named by mistake (a credentials file) printed its secrets on the terminal and in CI logs
   const checked = parseJson(text, { uniqueFields: true });
   if (!checked.ok) throw new UsageError(`VVM_PRICES=${file}:${checked.line}:${checked.column}: not JSON: ${checked.problem}`);
-  const data: unknown = JSON.parse(text);
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+  const data = checked.value;
+  if (!(data instanceof Map)) {
     throw bad('expected an object of model ids, such as {"claude-sonnet-5-5": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}}');
   }
   // without a prototype: a model named "__proto__" is a key like any (on {} it would set the prototype and vanish)
   const out: Record<string, ModelPrice> = Object.assign(Object.create(null) as Record<string, ModelPrice>, DEFAULT_PRICES);
-  for (const [model, rates] of Object.entries(data)) {
-    if (typeof rates !== "object" || rates === null || Array.isArray(rates)) throw bad(`${JSON.stringify(model)}: expected an object of rates`);
+  for (const [model, rates] of data) {
+    if (!(rates instanceof Map)) throw bad(`${JSON.stringify(model)}: expected an object of rates`);
     const price: Partial<Record<keyof ModelPrice, number>> = {};
-    for (const [key, value] of Object.entries(rates)) {
+    for (const [key, value] of rates) {
       if (!Object.hasOwn(FIELDS, key)) throw bad(`${JSON.stringify(model)}: unknown field ${JSON.stringify(key)} (expected ${Object.keys(FIELDS).join(", ")})`);
       // (a number too large to hold, 1e400, was refused as JSON above)
       if (typeof value !== "number" || value < 0) throw bad(`${JSON.stringify(model)}.${key}: expected dollars per million tokens, a number of at least 0`);
