@@ -80,6 +80,8 @@ const BACKSLASH = 0x5c;
 
 /** Words longer than this are not quoted in messages. */
 const LONGEST_QUOTED = 24;
+/** How much of a word a message looks at. */
+const WORD_READ = 40;
 
 class Parser {
   pos: number;
@@ -106,11 +108,11 @@ class Parser {
   /** What stands at the current position, for messages: a word (quoted when short), a quoted character, or the end. */
   found(at = this.pos): string {
     if (at >= this.end) return "the end of the text";
-    const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(at, Math.min(this.end, at + 40)));
+    const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(this.text.slice(at, Math.min(this.end, at + WORD_READ)));
     if (word) {
       const w = word[0];
       // a long word is more likely a token than a typo (a credentials file given by mistake): never quoted
-      if (w.length > LONGEST_QUOTED) return `a word of ${w.length === 40 ? "40 or more" : w.length} characters`;
+      if (w.length > LONGEST_QUOTED) return `a word of ${w.length === WORD_READ ? `${WORD_READ} or more` : w.length} characters`;
       const hint = w === "True" || w === "False" ? ` (JSON writes ${w.toLowerCase()})` : w === "None" || w === "undefined" ? " (JSON writes null)" : "";
       return `'${w}'${hint}`;
     }
