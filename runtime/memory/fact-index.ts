@@ -188,8 +188,12 @@ function parseIndex(raw: Buffer, key: Buffer, memory: string): { covered: Covere
       return null;
     }
     if (!isBatch(b) || !continues(covered, b)) return null;
-    for (const [seq, i, ts, t] of b.facts) facts.push({ seq, i, ts, text: t });
-    for (const [seq, index] of b.forget) forget.push({ seq, index });
+    // indexed loops, no destructuring: an index holds up to a few hundred thousand facts
+    for (let k = 0; k < b.facts.length; k++) {
+      const f = b.facts[k];
+      facts.push({ seq: f[0], i: f[1], ts: f[2], text: f[3] });
+    }
+    for (let k = 0; k < b.forget.length; k++) forget.push({ seq: b.forget[k][0], index: b.forget[k][1] });
     covered = { ino: b.ino, end: b.end, lastStart: b.lastStart, lastHash: b.lastHash, seq: b.seq };
   }
   const search = new FactSearch();
