@@ -96,6 +96,8 @@ export interface MemoryFs {
   link(file: string, name: string): Promise<void>;
   /** rename within a directory (a link itself, never followed) */
   rename(from: string, to: string): Promise<void>;
+  /** fsync a directory, so the changes to its entries (a rename, a new name) survive a power loss */
+  syncDir(dir: string): Promise<void>;
   /** unlink a name (a link itself, never its target; an empty directory too); a name already gone is not an error */
   remove(file: string): Promise<void>;
   /**
@@ -380,6 +382,7 @@ export const nodeFs: MemoryFs = {
   async rename(from, to) {
     renameSync(from, to);
   },
+  syncDir,
   // on the thread pool: removing the last name of a file is disk work (~0.5 ms here) that a caller
   // may overlap with other work (a session removes old replaced digests while the model answers)
   async remove(file) {

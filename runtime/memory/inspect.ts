@@ -5,7 +5,7 @@ import path from "node:path";
 import { sleep } from "../abort.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
+import { assertProjectRootReal, BindingError, escapeKey, removedName, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
 import { DEFAULT_STALE_MS, holderName, judgeLock, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
@@ -211,6 +211,30 @@ export interface Listed {
   inspection: Inspection | null;
   /** why it could not be read */
   problem: string | null;
+}
+
+/** A memory directory an `rm` took aside and did not finish removing (it was killed part-way): see maintain.ts. */
+export interface RemovalLeft {
+  /** the memory directory's name, and its key when the name can be decoded */
+  name: string;
+  key: string | null;
+  path: string;
+}
+
+/** What removals left under `root`; none when the root does not exist. */
+export async function removalsLeft(root: string, fs: MemoryFs): Promise<RemovalLeft[]> {
+  let names: string[];
+  try {
+    names = await fs.list(root);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    throw err;
+  }
+  return names.sort().flatMap((entry) => {
+    const name = removedName(entry);
+    return name === null ? [] : [{ name, key: unescapeKey(name), path: path.join(root, entry) }];
+  });
 }
 
 /**

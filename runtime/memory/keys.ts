@@ -55,6 +55,22 @@ export function escapeKey(key: string): string {
   return PREFIX + body.slice(0, cut) + HASH_MARK + hash;
 }
 
+/**
+ * The start of the name a memory's directory takes while `vvm memory rm` removes it (`.rm-<name>.<random>`):
+ * hidden, never a key's name (no `k-` first), and a name never holds a `.`, so one name's prefix is never
+ * the start of another's.
+ */
+export function removalPrefix(name: string): string {
+  return `${REMOVAL}${name}.`;
+}
+const REMOVAL = ".rm-";
+
+/** The name of the memory directory an entry of the root holds while it is removed, or null when it is no such entry. */
+export function removedName(entry: string): string | null {
+  const dot = entry.lastIndexOf(".");
+  return entry.startsWith(REMOVAL) && dot > REMOVAL.length ? entry.slice(REMOVAL.length, dot) : null;
+}
+
 /** The key an encoded name stands for, or null when the name is not ours or was shortened with a hash. */
 export function unescapeKey(name: string): string | null {
   // macOS may hand back NFD names; ours are ASCII, so normalising changes nothing for valid names

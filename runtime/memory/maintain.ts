@@ -2,6 +2,7 @@
 // takes the memory's lock exactly as a call does and works through a session of the store (session.ts):
 // the same recovery first, the same write order, atomic replacements and secret scan, and an entry in the
 // ledger whose provenance names the command and the user. spec/memory.md §13.
+import { randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
@@ -10,8 +11,8 @@ import { Scrubber, retainedFacts, selectFacts, type ForgetRequest } from "./forg
 import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { label, lockFailure, openLocked, storeShared, waitingLine, type LockFailure } from "./index.ts";
-import { memoryFiles } from "./inspect.ts";
-import { BindingError, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { memoryFiles, removalsLeft, type RemovalLeft } from "./inspect.ts";
+import { BindingError, removalPrefix, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { preloadSecretRules } from "./secrets.ts";
@@ -171,18 +172,22 @@ export async function forgetFacts(loc: MemoryLocation, req: ForgetRequest, purge
 }
 
 interface Removed {
-  /** names removed from the memory directory (the directory itself last) */
+  /** names removed from the memory directory (the directory itself last, as ".") */
   files: string[];
   bytes: number;
-  /** the directory itself could not be removed: a call took the memory's lock the moment it was released, and starts a new memory */
-  reused: boolean;
+  /** how many earlier removals of this memory, cut short, were finished too */
+  finished: number;
 }
 
 /**
- * `vvm memory rm`: remove the memory's directory and everything in it, under its lock. Nothing is ever
- * followed: the directory must be a directory inside its root (not a link, even to another memory),
- * links in it are unlinked, and a subdirectory (none of the runtime's own) is entered only when it is a
- * directory inside the memory's real path. ToolError when it does not exist or is in use past the timeout.
+ * `vvm memory rm`: remove the memory's directory and everything in it. Under its lock, one rename takes
+ * the whole directory aside (removalPrefix): from then on no call, `ls` or `show` finds any of it, so an rm
+ * killed part-way leaves no memory behind (removing the files in place left digest.md, which reads as a
+ * memory again). What was taken aside is then removed, and so is anything an earlier rm of the memory left
+ * aside. Nothing is ever followed: the directory must be a directory inside its root (not a link, even to
+ * another memory), links in it are unlinked, and a subdirectory (none of the runtime's own) is entered only
+ * when it is a directory inside the memory's real path. ToolError when it does not exist or is in use past
+ * the timeout.
  */
 export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise<Removed> {
   const fs = o.fs ?? nodeFs;
@@ -195,29 +200,70 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
     const failed = lockFailure(loc, got, o.lockTimeoutMs);
     throw lockError(got.reason === "aborted" || failed.kind === "gone" ? { ...failed, message: `${failed.message}; nothing removed` } : failed);
   }
-  const removed: Removed = { files: [], bytes: 0, reused: false };
+  const aside = path.join(loc.root, removalPrefix(path.basename(loc.dir)) + randomBytes(6).toString("hex"));
   try {
     // the lock is ours: the directory must still be the one checked
     if ((await realDirOf(loc)) !== real) throw new ToolError(`${label(loc)}: the memory directory was moved or replaced; nothing removed`, "refused");
     if (got.lock.compromised()) throw new ToolError(`${label(loc)}: the memory lock was lost; nothing removed`, "refused");
-    // the ledger first: from then on no call finds a memory to continue, only what is left to remove
-    const names = (await fs.list(loc.dir)).sort((a, b) => order(a) - order(b) || a.localeCompare(b));
-    for (const name of names) {
-      if (name === "lock") continue;
-      await removeTree(fs, loc.dir, name, real, removed);
+    await fs.rename(loc.dir, aside);
+    // what was moved must be what was checked (a link swapped in between is put back, untouched)
+    if ((await fs.inspect(aside))?.type !== "dir" || realpathSync.native(aside) !== path.join(path.dirname(real), path.basename(aside))) {
+      await fs.rename(aside, loc.dir);
+      throw new ToolError(`${label(loc)}: the memory directory was moved or replaced; nothing removed`, "refused");
     }
+    // a power loss from here on does not bring the memory back
+    await fs.syncDir(loc.root);
   } finally {
+    // the lock file went aside with the directory: nothing at its old place is ours, so this unlinks nothing; a
+    // call that was waiting finds no directory and starts a new memory
     await got.lock.release();
   }
-  try {
-    await fs.remove(loc.dir);
-    removed.files.push(".");
-  } catch (err) {
-    const c = (err as NodeJS.ErrnoException).code;
-    if (c !== "ENOTEMPTY" && c !== "EEXIST") throw err;
-    removed.reused = true;
-  }
+  const removed: Removed = { files: [], bytes: 0, finished: 0 };
+  await removeAside(fs, aside, removed);
+  removed.finished = await finishRemovals(loc, fs);
   return removed;
+}
+
+/** Finish what earlier removals of this memory took aside and left (killed part-way); how many there were. */
+export async function finishRemovals(loc: MemoryLocation, fs: MemoryFs = nodeFs): Promise<number> {
+  let left: RemovalLeft[];
+  try {
+    left = (await removalsLeft(loc.root, fs)).filter((r) => r.name === path.basename(loc.dir));
+  } catch (err) {
+    throw new ToolError(`${label(loc)}: cannot read ${loc.root} (${code(err)})`, "refused");
+  }
+  for (const r of left) await removeAside(fs, r.path, { files: [], bytes: 0, finished: 0 });
+  return left.length;
+}
+
+/**
+ * Remove a memory directory taken aside by `rm`: its files (the ledger first), then the directory. It is
+ * entered only when it is a directory whose real path is its own place in the root (never a link); another
+ * rm finishing the same directory at the same time is no error.
+ */
+async function removeAside(fs: MemoryFs, aside: string, removed: Removed): Promise<void> {
+  const st = await fs.inspect(aside);
+  if (st === null) return;
+  let real: string;
+  try {
+    real = realpathSync.native(aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  if (st.type !== "dir" || real !== path.join(realpathSync.native(path.dirname(aside)), path.basename(aside))) {
+    throw new ToolError(`${aside} is not a directory of its own; remove it by hand (rm never follows a link)`, "refused");
+  }
+  let names: string[];
+  try {
+    names = await fs.list(aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  for (const name of names.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) await removeTree(fs, aside, name, real, removed);
+  await fs.remove(aside);
+  removed.files.push(".");
 }
 
 const ORDER = ["ledger.jsonl", "recall.jsonl", "digest.md", "meta.json"];

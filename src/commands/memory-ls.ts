@@ -1,7 +1,8 @@
 // `vvm memory ls`: every memory under the scope's root, with its size, last use and health.
 import { displayPath, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
-import { listMemories, type Listed } from "../../runtime/memory/inspect.ts";
+import path from "node:path";
+import { listMemories, removalsLeft, type Listed } from "../../runtime/memory/inspect.ts";
 import { columns, emit, memoryCommand, shortTime, size, where, type WhereFlags } from "./memory.ts";
 
 function summary(l: Listed) {
@@ -24,10 +25,13 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     const w = where(flags, io);
     const found = (await listMemories(w.scope, w.root, { fs: nodeFs, signal: io.signal })).map(summary);
-    const json = { scope: w.scope, root: w.root, memories: found };
+    // an rm killed part-way left a directory aside: no memory any more, but its files are still there
+    const left = (await removalsLeft(w.root, nodeFs)).map((r) => ({ key: r.key, dir: path.basename(r.path) }));
+    const json = { scope: w.scope, root: w.root, memories: found, removals_cut_short: left };
     return emit(io, flags, json, () => {
       const root = displayPath(w.root, io);
-      if (found.length === 0) return `no memories in ${root} (${w.scope} scope)\n`;
+      const after = left.map((r) => `(an rm of ${r.key === null ? r.dir : `"${r.key}"`} was cut short and left ${r.dir}: ${r.key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${JSON.stringify(r.key)} --yes finishes it`})\n`).join("");
+      if (found.length === 0) return `no memories in ${root} (${w.scope} scope)\n${after}`;
       const rows = found.map((m) => [
         m.key ?? `(unknown key) ${m.dir}`,
         m.entries === null ? "-" : `${m.entries} ${m.entries === 1 ? "entry" : "entries"}`,
@@ -42,7 +46,7 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
         for (const text of m.warnings) out += `      warning: ${text}\n`;
         for (const text of m.notes) out += `      note: ${text}\n`;
       });
-      return out;
+      return out + after;
     });
   });
 }

@@ -2,13 +2,24 @@
 // (--yes instead, anywhere else), under the memory's lock (runtime/memory/maintain.ts does the work).
 import { vvmLine } from "../printable.ts";
 import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
-import { emit, inspectKey, label, memoryCommand, size, toolOptions, type WriteFlags } from "./memory.ts";
+import type { Inspection } from "../../runtime/memory/inspect.ts";
+import { emit, inspectKey, label, locate, memoryCommand, MissingMemory, size, toolOptions, type WriteFlags } from "./memory.ts";
 
 export type RmFlags = WriteFlags & { yes?: boolean };
 
 export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
-    const i = await inspectKey(key, flags, io);
+    const { finishRemovals, removeMemory } = await import("../../runtime/memory/maintain.ts");
+    let i: Inspection;
+    try {
+      i = await inspectKey(key, flags, io);
+    } catch (err) {
+      // no memory, but what an earlier rm of it took aside and left (killed part-way): that rm is finished
+      const finished = err instanceof MissingMemory ? await finishRemovals(locate(key, flags, io)) : 0;
+      if (finished === 0) throw err;
+      const loc = locate(key, flags, io);
+      return emit(io, flags, { key: loc.key, scope: loc.scope, dir: loc.dir, removed: [], bytes: 0, finished }, () => `finished ${finished === 1 ? "a removal" : `${finished} removals`} of ${label(loc)} cut short earlier (${displayPath(loc.dir, io)} was already gone)\n`);
+    }
     const loc = i.loc;
     if (!flags.yes) {
       if (io.ask === undefined) throw new UsageError(`vvm memory rm asks before it removes a memory, and there is no terminal to ask on: pass --yes to remove ${label(loc)} without asking`);
@@ -20,13 +31,12 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
         return io.signal.aborted ? EXIT.interrupted : EXIT.missing;
       }
     }
-    const { removeMemory } = await import("../../runtime/memory/maintain.ts");
     const r = await removeMemory(loc, toolOptions("rm", flags, io));
     const files = r.files.filter((f) => f !== ".");
-    const json = { key: loc.key, scope: loc.scope, dir: loc.dir, removed: files, bytes: r.bytes, directory_removed: !r.reused };
+    const json = { key: loc.key, scope: loc.scope, dir: loc.dir, removed: files, bytes: r.bytes, finished: r.finished };
     return emit(io, flags, json, () => {
       let out = `removed ${label(loc)} (${displayPath(loc.dir, io)}): ${files.length} file${files.length === 1 ? "" : "s"}, ${size(r.bytes)}\n`;
-      if (r.reused) out += "(a call took the memory the moment it was free: it starts a new, empty memory in that directory)\n";
+      if (r.finished > 0) out += `(and finished ${r.finished === 1 ? "a removal" : `${r.finished} removals`} of it cut short earlier)\n`;
       return out;
     });
   }, "change");

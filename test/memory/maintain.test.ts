@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
-import { doctorMemory, forgetFacts } from "../../runtime/memory/maintain.ts";
+import { doctorMemory, forgetFacts, removeMemory } from "../../runtime/memory/maintain.ts";
 import { ATTEMPTS } from "../../runtime/memory/inspect.ts";
 import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
@@ -472,7 +472,7 @@ describe("vvm memory rm", () => {
     expect(ok(await memory(dir, "ls")).stdout).toMatch(/^1 memory in \.vvm\/memory \(project scope\)\n {2}other /);
     // --yes, --json; then the key is missing
     const json = JSON.parse(ok(await memory(dir, "rm", "other", "--yes", "--json")).stdout);
-    expect(json).toMatchObject({ key: "other", directory_removed: true });
+    expect(json).toMatchObject({ key: "other", finished: 0 });
     expect(json.removed.slice(0, 4)).toEqual(["ledger.jsonl", "recall.jsonl", "digest.md", "meta.json"]);
     const missing = await memory(dir, "rm", "other", "--yes");
     expect(missing.code).toBe(1);
@@ -508,6 +508,43 @@ describe("vvm memory rm", () => {
     await expect(lstat(mem)).rejects.toThrow(/ENOENT/);
     expect(await readFile(path.join(outside, "precious.txt"), "utf8")).toBe("keep me");
     expect((await lstat(alias)).isSymbolicLink()).toBe(true);
+  });
+  it("an rm killed part-way leaves no memory behind: no call, ls or show reads what is left, and the next rm finishes it", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const root = path.dirname(mem);
+    // dies once the ledger is gone, as a kill -9 would at that point
+    const killed: MemoryFs = {
+      ...nodeFs,
+      async remove(file) {
+        if (path.basename(file) === "recall.jsonl") throw new Error("killed");
+        return nodeFs.remove(file);
+      },
+    };
+    const opts = { who: { tool: "vvm memory rm", user: "alice" }, lockTimeoutMs: 10_000, signal: new AbortController().signal, warn: () => {}, homeDir: HOME, fs: killed };
+    await expect(removeMemory(resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), opts)).rejects.toThrow("killed");
+    // the digest is still on disk, but not as a memory (removing the files in place left digest.md, read as one)
+    const [left] = (await readdir(root)).filter((n) => n.startsWith(".rm-"));
+    expect(left).toMatch(/^\.rm-k-oncall_3apayments\.[0-9a-f]{12}$/);
+    expect(await readFile(path.join(root, left, "digest.md"), "utf8")).toContain("VND-221");
+    await expect(lstat(mem)).rejects.toThrow(/ENOENT/);
+    const ls = ok(await memory(dir, "ls"));
+    expect(ls.stdout).toBe(`no memories in .vvm/memory (project scope)\n(an rm of "${KEY}" was cut short and left ${left}: vvm memory rm "${KEY}" --yes finishes it)\n`);
+    expect(JSON.parse(ok(await memory(dir, "ls", "--json")).stdout).removals_cut_short).toEqual([{ key: KEY, dir: left }]);
+    expect((await memory(dir, "show", KEY)).code).toBe(1);
+    // the next rm of the key finishes it, with nothing to ask (the memory itself is gone)
+    const finished = ok(await memory(dir, "rm", KEY));
+    expect(finished.stdout).toBe(`finished a removal of memory project:"${KEY}" cut short earlier (.vvm/memory/k-oncall_3apayments was already gone)\n`);
+    expect(await readdir(root)).toEqual([]);
+    // and an rm of a memory made again since finishes any such leftover too
+    ok(await runCli(["run", "s1.vvm", "--script", "script.yaml"], { cwd: dir }));
+    await mkdir(path.join(root, `.rm-k-oncall_3apayments.0123456789ab`));
+    await writeFile(path.join(root, `.rm-k-oncall_3apayments.0123456789ab`, "digest.md"), "old");
+    const again = ok(await memory(dir, "rm", KEY, "--yes"));
+    expect(again.stdout).toMatch(/\n\(and finished a removal of it cut short earlier\)\n$/);
+    expect(await readdir(root)).toEqual([]);
+    const none = await memory(dir, "rm", KEY, "--yes");
+    expect(none.stderr).toMatch(/^vvm: no memory project:"oncall:payments" in \.vvm\/memory/);
   });
 });
 
