@@ -299,6 +299,15 @@ describe("writes", () => {
     expect(await readFile(path.join(outside, "private.txt"), "utf8")).toBe("private\n");
   });
 
+  it("read a file with other hard links, as any name of it (spec: reads do not refuse hard links), and never write it", async () => {
+    const { dir, outside } = await fixture();
+    await link(path.join(outside, "private.txt"), path.join(dir, "docs", "linked.txt"));
+    const box = await tools(dir, { read: ["docs/**"], write: ["docs/**"] });
+    expect(await ok(box, "read_file", { path: "docs/linked.txt" })).toBe("private");
+    expect((await refused(box, "edit_file", { path: "docs/linked.txt", old: "private", new: "changed" })).message).toMatch(/has other hard links/);
+    expect(await readFile(path.join(outside, "private.txt"), "utf8")).toBe("private\n");
+  });
+
   it("create missing directories, replace files, and refuse directories and special files", async () => {
     const { dir } = await fixture();
     const box = await tools(dir, { write: ["out/**"] });
