@@ -103,6 +103,14 @@ describe("the run directory", () => {
 });
 
 describe("bindings", () => {
+  it("hold U+FFFD for half a surrogate pair, which UTF-8 cannot hold, and bytes counts the file; the summary keeps the reply's text", async () => {
+    const run = await create(project());
+    const v = (await run.bind({ name: "x", agent: "a", text: "half \ud83d here.", retries: 0, pause: noPause })) as VObject;
+    expect(readFileSync(path.join(run.dir, "bindings", "b000001.md"), "utf8")).toBe("half \ufffd here.");
+    expect(v.get("bytes")).toBe(statSync(path.join(run.dir, "bindings", "b000001.md")).size);
+    expect(v.get("summary")).toBe("half \ud83d here.");
+  });
+
   it("hold the whole reply; the call gets a ref value and state.md a row and a trace line", async () => {
     const run = await create(project());
     const reply = "# Report\nQuantum is hard. Very hard.\n\n" + "detail ".repeat(1000);
