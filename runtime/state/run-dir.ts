@@ -148,8 +148,7 @@ export class RunDirectory {
     const n = ++this.bindings;
     const id = `b${String(n).padStart(6, "0")}`;
     const name = req.name ?? `_anon_${++this.anon}`;
-    const file = path.join(this.dir, "bindings", `${id}.md`);
-    const failure = await this.write(file, req);
+    const failure = await this.write(`${id}.md`, req);
     // a name= may come from the program's data, and a summary from the reply: either may hold a secret,
     // so state.md shows them once its next write has scanned them
     if (failure !== null) {
@@ -179,12 +178,21 @@ export class RunDirectory {
     return isRef(v) && this.made.has(v) ? path.basename(String(v.get("ref")), ".md") : null;
   }
 
-  /** The binding written, in up to 1 + retries attempts: null, or the last attempt's error. */
-  private async write(file: string, req: BindRequest): Promise<unknown> {
+  /**
+   * The binding written, in up to 1 + retries attempts: null, or the last attempt's error. It is written
+   * inside bindings/ as opened and checked (openFolder): a link swapped in after the check takes no write elsewhere.
+   */
+  private async write(name: string, req: BindRequest): Promise<unknown> {
+    const { openFolder } = await import("../tools/sandbox.ts");
     for (let attempt = 1; ; attempt++) {
       try {
-        if (!this.bindingsInPlace()) throw new Error("bindings/ now leads elsewhere than when the run began (a link?)");
-        await this.fs.writeAtomic(file, req.text, undefined, RUN_OUTPUT);
+        const folder = this.bindingsInPlace() ? openFolder(this.bindingsReal) : null;
+        if (folder === null || typeof folder === "string") throw new Error("bindings/ now leads elsewhere than when the run began (a link?)");
+        try {
+          await this.fs.writeAtomic(path.join(folder.path, name), req.text, undefined, RUN_OUTPUT);
+        } finally {
+          folder.close();
+        }
         return null;
       } catch (err) {
         if (attempt > req.retries || !(await req.pause(attempt))) return err;

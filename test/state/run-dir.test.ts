@@ -203,7 +203,7 @@ describe("bindings", () => {
     const flaky: MemoryFs = {
       ...nodeFs,
       writeAtomic: (file, data, ...rest) => {
-        if (file.includes(`${path.sep}bindings${path.sep}`)) {
+        if (/b\d{6}\.md$/.test(file)) {
           tried++;
           if (failures-- > 0) return Promise.reject(Object.assign(new Error("no space"), { code: "ENOSPC" }));
         }
@@ -353,6 +353,29 @@ describe("agent calls in filesystem state", () => {
     expect(readFileSync(path.join(moved, "state.md"), "utf8")).toBe(before);
     expect(readdirSync(moved).sort()).toEqual(["bindings", "imports", "program.vvm", "state.md"]);
     expect(warnings).toEqual([expect.stringMatching(/^cannot write .*state\.md \(the run directory now leads elsewhere than when the run began, a link\?\); the run goes on$/)]);
+  });
+
+  it("a bindings/ swapped for a link between its check and the write takes no binding elsewhere", async () => {
+    const dir = project();
+    const elsewhere = path.join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    let bindings = "";
+    // the swap lands right after the check, as a command an agent runs meanwhile could make it land
+    const racing: MemoryFs = {
+      ...nodeFs,
+      writeAtomic: (file, data, ...rest) => {
+        if (/b\d{6}\.md$/.test(file)) {
+          renameSync(bindings, `${bindings}.moved`);
+          symlinkSync(elsewhere, bindings);
+        }
+        return nodeFs.writeAtomic(file, data, ...rest);
+      },
+    };
+    const run = await create(dir, racing);
+    bindings = path.join(run.dir, "bindings");
+    await run.bind({ name: "x", agent: "a", text: "Not for elsewhere.", retries: 0, pause: noPause });
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readdirSync(`${bindings}.moved`)).toEqual(["b000001.md"]);
   });
 
   it("a folder linked in place of bindings/ is refused even when it has bindings/'s old inode number", async () => {
