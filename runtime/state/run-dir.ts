@@ -90,10 +90,10 @@ export class RunDirectory {
     // one header line, whatever the file is called
     const program = tableCell(path.basename(opts.entryPath), 200);
     // state.md is written only while the run directory leads where it did when made (a link swapped in for
-    // it, .vvm/runs or .vvm would take the writes elsewhere)
+    // it, .vvm/runs or .vvm would take the writes elsewhere), and inside it as opened then
     const dirReal = realpathSync.native(dir);
-    const inPlace = () => sameRealPath(dir, dirReal);
-    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn, inPlace);
+    const writeIn = (write: (at: string) => Promise<unknown>) => writeInside(dir, dirReal, "the run directory now leads elsewhere than when the run began, a link?", write);
+    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn, writeIn);
     const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
     run.state.trace(["Started"], started);
     await run.state.flush();
@@ -178,21 +178,14 @@ export class RunDirectory {
     return isRef(v) && this.made.has(v) ? path.basename(String(v.get("ref")), ".md") : null;
   }
 
-  /**
-   * The binding written, in up to 1 + retries attempts: null, or the last attempt's error. It is written
-   * inside bindings/ as opened and checked (openFolder): a link swapped in after the check takes no write elsewhere.
-   */
+  /** The binding written (inside bindings/ as it was when the run began), in up to 1 + retries attempts: null, or the last attempt's error. */
   private async write(name: string, req: BindRequest): Promise<unknown> {
-    const { openFolder } = await import("../tools/sandbox.ts");
     for (let attempt = 1; ; attempt++) {
       try {
-        const folder = this.bindingsInPlace() ? openFolder(this.bindingsReal) : null;
-        if (folder === null || typeof folder === "string") throw new Error("bindings/ now leads elsewhere than when the run began (a link?)");
-        try {
-          await this.fs.writeAtomic(path.join(folder.path, name), req.text, undefined, RUN_OUTPUT);
-        } finally {
-          folder.close();
-        }
+        const bindings = path.join(this.dir, "bindings");
+        await writeInside(bindings, this.bindingsReal, "bindings/ now leads elsewhere than when the run began (a link?)", (at) =>
+          this.fs.writeAtomic(path.join(at, name), req.text, undefined, RUN_OUTPUT),
+        );
         return null;
       } catch (err) {
         if (attempt > req.retries || !(await req.pause(attempt))) return err;
@@ -240,6 +233,26 @@ function sameRealPath(p: string, real: string): boolean {
     return realpathSync.native(p) === real;
   } catch {
     return false;
+  }
+}
+
+/** The tools' module, loaded with the first write rather than by every command that reads runs (import() each time asks the module loader again: ~400 µs a binding under tsx). */
+let sandbox: Promise<typeof import("../tools/sandbox.ts")> | undefined;
+
+/**
+ * `write(at)` with `at` naming the folder at `real` (where `dir` led when the run began) as opened and checked
+ * (openFolder: /proc/self/fd/N on Linux), once `dir` is seen to lead there still; else an error saying `moved`.
+ * The check resolves the path and the write would resolve it again: a link swapped in between (by a command an
+ * agent ran, another program) would take the write elsewhere, where the opened folder stays the one checked.
+ */
+async function writeInside(dir: string, real: string, moved: string, write: (at: string) => Promise<unknown>): Promise<void> {
+  const { openFolder } = await (sandbox ??= import("../tools/sandbox.ts"));
+  const folder = sameRealPath(dir, real) ? openFolder(real) : null;
+  if (folder === null || typeof folder === "string") throw new Error(moved);
+  try {
+    await write(folder.path);
+  } finally {
+    folder.close();
   }
 }
 

@@ -7,6 +7,7 @@
 // Names and summaries come from the program and the replies, so each write first passes the ones added
 // since the last through the secret scan, all in one scan: a scan costs a fixed ~40-90 µs besides its
 // length, which one per call would add to every call of a wide pmap.
+import path from "node:path";
 import type { MemoryFs } from "../memory/fsio.ts";
 import { cutText } from "../text.ts";
 import { CELL_SCAN, cellSource, tableCell, WITHHELD, withoutSecrets } from "./summary.ts";
@@ -71,8 +72,8 @@ export class StateFile {
     private readonly started: Date,
     /** told once when state.md cannot be written (the run goes on; the bindings are the artifacts) */
     private readonly warn: (message: string) => void,
-    /** whether the run directory still leads where it did when made: state.md is never written through a link swapped in */
-    private readonly inPlace: () => boolean = () => true,
+    /** `write(at)` with `at` the run directory as made (an error once it leads elsewhere): state.md is never written through a link swapped in */
+    private readonly writeIn: (write: (at: string) => Promise<unknown>) => Promise<void>,
   ) {
     this.updated = started;
   }
@@ -134,8 +135,8 @@ export class StateFile {
         try {
           // render() runs right after the last scan, with nothing added in between
           while (this.unchecked.length > 0) await this.scan(this.unchecked.splice(0, SCAN_BATCH));
-          if (!this.inPlace()) throw new Error("the run directory now leads elsewhere than when the run began, a link?");
-          await this.fs.writeAtomic(this.file, this.render(), undefined, RUN_OUTPUT);
+          const text = this.render();
+          await this.writeIn((at) => this.fs.writeAtomic(path.join(at, path.basename(this.file)), text, undefined, RUN_OUTPUT));
         } catch (err) {
           if (this.failure === null) this.warn(`cannot write ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the run goes on`);
           this.failure = err;

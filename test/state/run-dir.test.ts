@@ -378,6 +378,29 @@ describe("agent calls in filesystem state", () => {
     expect(readdirSync(`${bindings}.moved`)).toEqual(["b000001.md"]);
   });
 
+  it("a run directory swapped for a link between its check and the write of state.md takes no state.md elsewhere", async () => {
+    const dir = project();
+    const elsewhere = path.join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    let runDir: string | null = null;
+    const racing: MemoryFs = {
+      ...nodeFs,
+      writeAtomic: (file, data, ...rest) => {
+        if (runDir !== null && file.endsWith("state.md")) {
+          renameSync(runDir, `${runDir}.moved`);
+          symlinkSync(elsewhere, runDir);
+          runDir = null;
+        }
+        return nodeFs.writeAtomic(file, data, ...rest);
+      },
+    };
+    const run = await create(dir, racing);
+    runDir = run.dir;
+    await run.finish("completed", "Completed");
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readFileSync(path.join(`${run.dir}.moved`, "state.md"), "utf8")).toMatch(/Status: completed/);
+  });
+
   it("a folder linked in place of bindings/ is refused even when it has bindings/'s old inode number", async () => {
     const dir = project();
     const run = await create(dir);
