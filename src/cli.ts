@@ -52,8 +52,11 @@ function inputFile(value: string, previous: string | undefined): string {
   return nonBlank(value);
 }
 
-/** A repeatable `--arg name=value` (the value is decoded later, when the program's inputs are known). */
-function argFlag(value: string, previous: ArgFlag[]): ArgFlag[] {
+/**
+ * A repeatable `--arg name=value` (the value is decoded later, when the program's inputs are known). The list
+ * starts here rather than as the option's default, which --help would print as `(default: [])`.
+ */
+function argFlag(value: string, previous: ArgFlag[] = []): ArgFlag[] {
   const eq = value.indexOf("=");
   const name = eq < 0 ? value : value.slice(0, eq);
   if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
@@ -127,7 +130,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     )
     .option("--memory-budget <tokens>", "token budget for retained facts in the Memory Context", positiveInt, 2000)
     .option("--input <file>", "a JSON object whose fields are the program's inputs; - reads it from stdin", inputFile)
-    .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag, [])
+    .option("--arg <name=value>", "an input's value: JSON when it parses as JSON, else the text (repeatable; wins over --input)", argFlag)
     .addOption(
       new Option("--state <mode>", "in-context: agent calls return their reply; filesystem: replies go to .vvm/runs/<run-id>/bindings/ and calls return ref values")
         .choices(["in-context", "filesystem"])
@@ -229,7 +232,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     });
   writes(memory.command("forget").description("never recall or find retained facts again; --purge also removes their text from the ledger"))
     .argument("<key>", "the memory's key, as the program writes it")
-    .option("--fact <seq[:index]>", "every fact of entry SEQ, or its fact INDEX (from 0); repeatable", (v: string, prev: string[]) => [...prev, v], [])
+    .option("--fact <seq[:index]>", "every fact of entry SEQ, or its fact INDEX (from 0); repeatable", (v: string, prev: string[] = []) => [...prev, v])
     .option("--match <text>", "every retained fact that contains TEXT (case does not matter)")
     .option("--purge", "also rewrite the ledger without the text (facts and past digests), for data that must really be gone")
     .action(async (key: string, flags: ForgetFlags) => {

@@ -22,7 +22,7 @@ export interface ArgFlag {
 export interface InputFlags {
   /** a JSON file whose object fields are inputs; `-` is standard input */
   input?: string;
-  arg: ArgFlag[];
+  arg?: ArgFlag[];
   /**
    * `vvm test`: the inputs come from a test's `inputs:` and `input_file:` (named in messages as `shown`),
    * not from flags, and the messages say so
@@ -101,7 +101,7 @@ export async function collectInputs(checked: CheckResult, flags: InputFlags, io:
   }
 
   const given = new Set<string>();
-  for (const a of flags.arg) {
+  for (const a of flags.arg ?? []) {
     if (given.has(a.name)) throw new UsageError(`${from.arg(a.name)} is given twice`);
     given.add(a.name);
     if (!declared.has(a.name)) throw new UsageError(`${from.arg(a.name)}: the program has no input '${a.name}' (${known()})`);

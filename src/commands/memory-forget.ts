@@ -4,7 +4,7 @@
 import { UsageError, type CliIO } from "../io.ts";
 import { emit, existing, label, memoryCommand, shortTime, toolOptions, type WriteFlags } from "./memory.ts";
 
-export type ForgetFlags = WriteFlags & { fact: string[]; match?: string; purge?: boolean };
+export type ForgetFlags = WriteFlags & { fact?: string[]; match?: string; purge?: boolean };
 
 function factArg(text: string): { seq: number; index: number | null } {
   const m = /^(\d{1,15})(?::(\d{1,4}))?$/.exec(text.trim());
@@ -16,7 +16,7 @@ const quote = (s: string, max = 60) => JSON.stringify(s.length > max ? s.slice(0
 
 export function memoryForget(key: string, flags: ForgetFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
-    const facts = flags.fact.map(factArg);
+    const facts = (flags.fact ?? []).map(factArg);
     if (flags.match !== undefined && flags.match.trim() === "") throw new UsageError("--match is empty: give the text the facts to forget contain");
     if (facts.length === 0 && flags.match === undefined) throw new UsageError("say which facts to forget: --fact SEQ[:INDEX] (repeatable) or --match TEXT");
     const loc = await existing(key, flags, io);

@@ -118,6 +118,12 @@ describe("vvm check", () => {
       expect(blank.code).toBe(64);
       expect(blank.stderr).toContain("expected a value, got an empty one");
     }
+    // a repeatable flag's empty list is no default a user can read: it printed as `(default: [])`
+    for (const cmd of [["run"], ["memory", "forget"]]) {
+      const h = await runCli([...cmd, "--help"], {});
+      expect(h.stdout).toMatch(/repeatable/);
+      expect(h.stdout).not.toMatch(/default: \[/);
+    }
     const version = await runCli(["--version"], {});
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
