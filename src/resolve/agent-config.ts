@@ -135,7 +135,7 @@ export interface ValueProblem {
  * may be missing there.
  */
 export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[] {
-  const v = kw.value;
+  const v = foldNumbers(kw.value);
   switch (kw.name) {
     case "model":
     case "prompt":
@@ -248,9 +248,31 @@ export function literalValue(e: Expr): Value | undefined {
       }
       return out;
     }
+    case "Binary":
+      return constantNumber(e);
     default:
       return literalString(e) ?? undefined;
   }
+}
+
+/**
+ * The number `+` and `-` make of number literals, as the run computes it, or undefined (an operand that is not
+ * a number literal, or a result too large). VVM has no negative literal: `0 - 1` is how a program writes -1.
+ */
+function constantNumber(e: Expr): number | undefined {
+  if (e.kind === "Number") return e.value;
+  if (e.kind !== "Binary" || (e.op !== "+" && e.op !== "-")) return undefined;
+  const l = constantNumber(e.left);
+  const r = constantNumber(e.right);
+  if (l === undefined || r === undefined) return undefined;
+  const x = e.op === "+" ? l + r : l - r;
+  return Number.isFinite(x) ? x : undefined;
+}
+
+/** `e`, or the number literal it folds to (`retry=0 - 1` is judged as the literal -1 would be). */
+function foldNumbers(e: Expr): Expr {
+  const n = e.kind === "Binary" ? constantNumber(e) : undefined;
+  return n === undefined ? e : { kind: "Number", value: n, span: e.span };
 }
 
 function memoryProblems(o: ObjectLit, partial: boolean): ValueProblem[] {
@@ -291,7 +313,7 @@ function memoryProblems(o: ObjectLit, partial: boolean): ValueProblem[] {
 
 /** W051: a literal call-option value the runtime cannot use. Computed values are checked at run time. */
 export function optionValueProblem(kw: KwArg): string | null {
-  const v = kw.value;
+  const v = foldNumbers(kw.value);
   if (!isLiteral(v)) return null;
   const s = literalString(v);
   switch (kw.name) {
