@@ -57,6 +57,8 @@ export const CODES = {
   W051: "invalid agent-call option value",
   /** project addition: pack(...) positional argument that is not a plain name (spec/diagnostics.md) */
   W060: "pack argument is not a plain name",
+  /** project addition: an operator over literals that raises whenever it runs (spec/diagnostics.md) */
+  W061: "operator over literals always raises",
   /** project addition: a literal returns= shape the runtime cannot use (spec/typed-results.md) */
   W070: "invalid returns= shape",
   /** project addition: a malformed JSON Schema in a returns= escape hatch (spec/typed-results.md) */

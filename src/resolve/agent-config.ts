@@ -8,6 +8,7 @@ import { perm } from "../../stdlib/basics.ts";
 import { SIGNATURES } from "../../stdlib/signatures.ts";
 import { VvmRaise, type Value } from "../../runtime/values.ts";
 import { isLambda } from "./scopes.ts";
+import { constantNumber } from "./constant-raises.ts";
 
 /** Portable agent configuration keys (spec/language.md §3); others warn W020 and pass through. */
 export const AGENT_KEYS: ReadonlySet<string> = new Set(["model", "prompt", "skills", "permissions", "memory"]);
@@ -253,20 +254,6 @@ export function literalValue(e: Expr): Value | undefined {
     default:
       return literalString(e) ?? undefined;
   }
-}
-
-/**
- * The number `+` and `-` make of number literals, as the run computes it, or undefined (an operand that is not
- * a number literal, or a result too large). VVM has no negative literal: `0 - 1` is how a program writes -1.
- */
-function constantNumber(e: Expr): number | undefined {
-  if (e.kind === "Number") return e.value;
-  if (e.kind !== "Binary" || (e.op !== "+" && e.op !== "-")) return undefined;
-  const l = constantNumber(e.left);
-  const r = constantNumber(e.right);
-  if (l === undefined || r === undefined) return undefined;
-  const x = e.op === "+" ? l + r : l - r;
-  return Number.isFinite(x) ? x : undefined;
 }
 
 /** `e`, or the number literal it folds to (`retry=0 - 1` is judged as the literal -1 would be). */

@@ -21,7 +21,8 @@ import { returnsProblems } from "./returns.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
 import { isStdlibName } from "../../stdlib/names.ts";
-import { childExprs, placeholderRoots } from "../../grammar/walk.ts";
+import { childExprs, placeholderRoots, stmtExprs } from "../../grammar/walk.ts";
+import { constantRaises } from "./constant-raises.ts";
 
 /** What the resolver needs to know about a module's surroundings (computed by src/check.ts). */
 interface ModuleEnv {
@@ -316,6 +317,7 @@ class Resolver {
   }
 
   private walkStmt(s: Stmt, ctx: Ctx, inner: Ctx): void {
+    for (const e of stmtExprs(s)) for (const r of constantRaises(e)) this.report("W061", r.message, r.at.span);
     switch (s.kind) {
       case "AgentDecl":
         if (!ctx.atTop) this.misplaced("agent declarations", s.span);
