@@ -9,7 +9,8 @@ import type { InputDecl } from "../../grammar/ast.ts";
 import { declaredInputs, sourceText } from "../check.ts";
 import type { CheckResult } from "../program.ts";
 import { UsageError, warningLine, type CliIO } from "../io.ts";
-import { parseJson } from "../../runtime/json.ts";
+import { parseJson, position } from "../../runtime/json.ts";
+import { firstInvalidByte } from "../resolve/source.ts";
 import { typeName, type Value } from "../../runtime/values.ts";
 import { Interrupted } from "../../runtime/abort.ts";
 
@@ -185,12 +186,14 @@ async function readInputFile(file: string, shown: string, io: CliIO): Promise<Va
     throw new UsageError(`${shown}: ${why}`);
   }
   if (bytes === null) throw new UsageError(`${shown}: larger than ${MAX_INPUT_BYTES / 2 ** 20} MiB`);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new UsageError(`${shown}: not UTF-8 text (a JSON file must be UTF-8)`);
+  const bad = firstInvalidByte(bytes, "allowed");
+  if (bad >= 0) {
+    // where, as a JSON problem's line and column would say it (the bytes before it are UTF-8)
+    const before = new TextDecoder().decode(bytes.subarray(0, bad));
+    const { line, column } = position(before, before.length);
+    throw new UsageError(`${shown}:${line}:${column}: not UTF-8 text: byte 0x${bytes[bad]!.toString(16).padStart(2, "0")} (a JSON file must be UTF-8)`);
   }
+  const text = new TextDecoder().decode(bytes);
   // a field given twice (an input, or a field of one) would silently take its last value, as --arg given twice would
   const r = parseJson(text, { uniqueFields: true });
   if (!r.ok) throw new UsageError(`${shown}:${r.line}:${r.column}: ${r.problem}`);

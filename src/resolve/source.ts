@@ -72,13 +72,13 @@ function formatSize(n: number): string {
   return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB` : `${n} bytes`;
 }
 
-/** Offset of the first NUL byte or malformed UTF-8 sequence, or -1. */
-function firstInvalidByte(b: Uint8Array): number {
+/** Offset of the first NUL byte (unless `nul` allows it) or malformed UTF-8 sequence, or -1. */
+export function firstInvalidByte(b: Uint8Array, nul: "refused" | "allowed" = "refused"): number {
   let i = 0;
   const n = b.length;
   while (i < n) {
     const c = b[i]!;
-    if (c === 0) return i;
+    if (c === 0 && nul === "refused") return i;
     if (c < 0x80) {
       i++;
       continue;

@@ -93,7 +93,9 @@ describe("vvm run --input", () => {
   it("a missing file, a directory and bytes that are not UTF-8 are usage errors", async () => {
     usage(await run(["--input", "nope.json"]), "vvm: --input nope.json: no such file");
     usage(await run(["--input", "dir"], { files: { "dir/x": "" } }), "vvm: --input dir: a directory, not a file");
-    usage(await run(["--input", "in.json"], { files: { "in.json": new Uint8Array([0x7b, 0xff, 0x7d]) } }), "vvm: --input in.json: not UTF-8 text");
+    // at the first bad byte, as a JSON problem is: line 2, after two spaces and `"x": "caf` (é in Latin-1)
+    const latin1 = new Uint8Array([...Buffer.from('{\n  "x": "caf'), 0xe9, ...Buffer.from('"\n}\n')]);
+    usage(await run(["--input", "in.json"], { files: { "in.json": latin1 } }), "vvm: --input in.json:2:12: not UTF-8 text: byte 0xe9 (a JSON file must be UTF-8)\n");
   });
 
   it("a second --input is a usage error rather than a silent replacement", async () => {

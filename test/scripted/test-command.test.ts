@@ -400,7 +400,7 @@ describe("vvm test", () => {
     const r = await runCli(["test"], { cwd: p.dir });
     expect(r.stdout).toBe(
       [
-        "FAIL  sub/main.test.yaml:3: not UTF-8: the program did not run (vvm run exit 64): input_file sub/latin1.json: not UTF-8 text (a JSON file must be UTF-8)",
+        "FAIL  sub/main.test.yaml:3: not UTF-8: the program did not run (vvm run exit 64): input_file sub/latin1.json:1:11: not UTF-8 text: byte 0xe9 (a JSON file must be UTF-8)",
         "FAIL  sub/main.test.yaml:4: missing: the program did not run (vvm run exit 64): input_file sub/nothere.json: no such file",
         "FAIL  sub/main.test.yaml:5: no fixture: memory: sub/nomem is not a folder (give a folder laid out as .vvm/memory)",
         "0 passed, 3 failed",
