@@ -1,4 +1,5 @@
 // Process wiring for the CLI: real streams, Ctrl-C, and the last line of defence against internal bugs.
+import { fstatSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { format, inspect, type InspectOptions } from "node:util";
 import { main } from "./cli.ts";
@@ -114,7 +115,11 @@ export async function start(): Promise<void> {
       cwd: process.cwd(),
       stderrIsTTY: Boolean(process.stderr.isTTY),
       signal: controller.signal,
-      stdin: () => process.stdin,
+      stdin: () => {
+        // `< folder` makes standard input a directory, which Node reads as empty: say what it is (EISDIR)
+        if (fstatSync(0).isDirectory()) throw Object.assign(new Error("a directory"), { code: "EISDIR" });
+        return process.stdin;
+      },
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
       ctrlCEndsAtOnce,
     });

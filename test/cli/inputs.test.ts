@@ -115,6 +115,18 @@ describe("vvm run --input", () => {
     }
   });
 
+  it("standard input that is a directory (< folder) is said to be one, not read as empty", async () => {
+    const p = prog();
+    const dir = openSync(p.dir, "r");
+    try {
+      const r = await collect(spawnCli(["run", "main.vvm", "--provider", "sim", "--input", "-"], { cwd: p.dir, stdinFd: dir }));
+      usage(r, /\nvvm: --input <stdin>: a directory, not a file\n$/);
+    } finally {
+      closeSync(dir);
+      p.cleanup();
+    }
+  });
+
   it("malformed stdin names <stdin>", async () => {
     usage(await run(["--input", "-"], { stdin: '{"ticket": tru}' }), "vvm: --input <stdin>:1:12: expected a JSON value, found 'tru'");
     usage(await run(["--input", "-"]), "vvm: --input <stdin>:1:1: the text is empty: expected a JSON value");
