@@ -13,9 +13,13 @@ export class FileTrace implements TraceSink {
   private bytes = 0;
   private closed = false;
 
-  /** Throws the fs error when the file cannot be created (ENXIO: a FIFO with no reader); `warn` hears of a later write failure. */
+  /**
+   * Throws the fs error when the file cannot be created (ENXIO: a FIFO with no reader); `warn` hears of a later
+   * write failure, naming the file `shown` (as the user gave it).
+   */
   constructor(
-    private readonly file: string,
+    file: string,
+    private readonly shown: string,
     private readonly warn: (message: string) => void,
   ) {
     // A FIFO nobody reads would block a plain open on the main thread, where not even Ctrl-C is heard:
@@ -54,7 +58,7 @@ export class FileTrace implements TraceSink {
     } catch (err) {
       // A full disk must not end a run that is otherwise fine: the trace stops, the program goes on.
       this.closed = true;
-      this.warn(`--trace ${this.file}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the trace stops here`);
+      this.warn(`--trace ${this.shown}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the trace stops here`);
     }
   }
 

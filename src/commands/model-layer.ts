@@ -103,7 +103,7 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
     const clash = traceClash(file, opts);
     if (clash !== null) throw new UsageError(`--trace ${opts.trace}: that is ${clash}; choose another file`);
     try {
-      fileTrace = new FileTrace(file, warn);
+      fileTrace = new FileTrace(file, opts.trace, warn);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENXIO") throw new UsageError(`--trace ${opts.trace}: a FIFO that nothing reads (start its reader first)`);

@@ -150,6 +150,13 @@ describe("trace and summary", () => {
     expect(await layer.agents.call(callReq(agent("a"), "hi", null))).toMatch(/^\[sim:a\]/);
     await layer.close();
     expect(out.stderr.match(/--trace \/dev\/full: cannot write \(ENOSPC\); the trace stops here/g)).toHaveLength(1);
+    // named as the user gave it, not as the absolute path it resolves to
+    await symlink("/dev/full", path.join(dir, "full.jsonl"));
+    const given = io();
+    const relative = await createModelLayer(opts(given.cli, { provider: "sim", trace: "full.jsonl" }));
+    for (let i = 0; i < 2000; i++) relative.trace.emit({ type: "stmt", line: i });
+    await relative.close();
+    expect(given.out.stderr).toContain("vvm: warning: --trace full.jsonl: cannot write (ENOSPC); the trace stops here\n");
   });
 
   it("without --trace the sink is disabled", async () => {
