@@ -1,14 +1,15 @@
 // The file tools: read_file, list_files, search_files, write_file, edit_file. Each gets arguments already
 // checked against its schema and a Sandbox that decides where they may point; each returns the text the
 // model sees. Limits keep a huge or binary file from flooding the conversation (spec/agent-calls.md §8).
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, read, readSync, promises as fs, unlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, read, readSync, promises as fs } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { cutText } from "../text.ts";
 import { GLOB_OPTIONS } from "./globs.ts";
 import { searchFiles } from "./search.ts";
 import { segmentGlob } from "./segment-glob.ts";
-import { movedWhileOpened, namedPath, openedAt, openFolder, stopIfAborted, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
+import { movedWhileOpened, openedAt, openFolder, stopIfAborted, ToolDenied, ToolFailed, type ResolvedPath, type Sandbox } from "./sandbox.ts";
 
 export const LIMITS = {
   /** lines read_file returns at most (its default `limit`) */
@@ -289,15 +290,6 @@ function readAt(fd: number, buf: Buffer, pos: number): Promise<number> {
   return new Promise((resolve, reject) => read(fd, buf, 0, buf.length, pos, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
-/** Open a resolved path without following a link at its last step (it may have become one since it was checked). */
-async function openNoFollow(target: ResolvedPath, flags: number) {
-  try {
-    return await fs.open(target.real, flags);
-  } catch (err) {
-    throw openFailure(target, err);
-  }
-}
-
 function openFailure(target: ResolvedPath, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   switch (code) {
@@ -316,46 +308,96 @@ function openFailure(target: ResolvedPath, err: unknown): Error {
 }
 
 /**
- * Write a whole file without ever following a link: O_NOFOLLOW on the last step (a link there fails with
- * ELOOP), the opened file checked to be the one the permission check resolved (openedAt) before a byte is
- * written, and a file with other hard links refused (writing it would change a file elsewhere). An existing
- * file is opened without O_CREAT and a new one made with O_EXCL, so a file the open made where a swapped
- * path led is known to be ours, and removed again. Missing parent directories are created. Returns
- * whether the file is new.
+ * Write a whole file without ever following a link, and atomically: the content goes to a fresh hidden file
+ * beside the target (`.<name>.vvm-<hex>.tmp`, made with O_EXCL|O_NOFOLLOW inside the target's folder as
+ * opened and checked, openFolder), is fsynced and given the old file's owner and mode, then renamed over the
+ * target, so a write that fails part-way (a full disk, a kill) leaves the old file whole; on a failure the
+ * temporary file is removed. The folder is not fsynced (spec/agent-calls.md §8): after a power loss the old
+ * file or the new one is there, whole. An existing target is first opened for writing (O_NOFOLLOW: a link
+ * there fails with ELOOP; never truncated) and checked to be the file the permission check resolved
+ * (openedAt), a regular file with no other hard links (replacing it would part it from them silently), and
+ * one the system lets this process write. Missing parent directories are created. Returns whether the file
+ * is new.
  */
 async function writeNoFollow(target: ResolvedPath, content: string): Promise<boolean> {
-  makeFolders(target, path.dirname(target.real));
-  let created = false;
-  let fh: Awaited<ReturnType<typeof openNoFollow>> | null = null;
-  // (made by someone else between the two opens: opened as an existing file on the next round)
-  for (let round = 0; fh === null; round++) {
-    fh = await openNoFollow(target, WRITE_FLAGS).catch((err: unknown) => {
-      if (err instanceof ToolFailed && err.reason === "not_found") return null;
-      throw err;
-    });
-    if (fh !== null) break;
-    fh = await fs.open(target.real, WRITE_FLAGS | constants.O_CREAT | constants.O_EXCL).catch((err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST" && round < 3) return null;
-      throw openFailure(target, err);
-    });
-    created = fh !== null;
+  const dir = path.dirname(target.real);
+  const name = path.basename(target.real);
+  makeFolders(target, dir);
+  const folder = openFolder(dir);
+  if (folder === "moved") throw movedWhileOpened(target, "write");
+  if (typeof folder === "string") throw new ToolFailed(`${target.shown} was not written: its folder is ${folder === "missing" ? "gone" : "not a folder"}`, "failed");
+  try {
+    const old = await existingFile(target, path.join(folder.path, name));
+    // (a name near the system's 255-byte limit is cut: the temporary name only has to be recognisable)
+    const tmpName = `.${Buffer.from(name).subarray(0, 200).toString()}.vvm-${randomBytes(6).toString("hex")}.tmp`;
+    const tmp = path.join(folder.path, tmpName);
+    let step = "making a temporary file beside it";
+    try {
+      // not readable by others before it has the old file's mode: an edit writes the whole old content again
+      const fh = await fs.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old === null ? 0o666 : 0o600);
+      try {
+        if (!openedAt(fh.fd, path.join(dir, tmpName))) throw movedWhileOpened(target, "write");
+        step = "writing the new content";
+        await fh.writeFile(content, "utf8");
+        if (old !== null) {
+          const made = await fh.stat();
+          step = `giving the new file the owner of the old one (uid ${old.uid}, gid ${old.gid})`;
+          if (made.uid !== old.uid || made.gid !== old.gid) await fh.chown(old.uid, old.gid);
+          // (less set-user-ID and set-group-ID, which a write clears: model text never becomes such a program)
+          step = "giving the new file the mode of the old one";
+          if ((made.mode & 0o7777) !== (old.mode & 0o1777)) await fh.chmod(old.mode & 0o1777);
+        }
+        step = "flushing the new content to the disk";
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      step = `renaming the new file over ${old === null ? "its name" : "the old one"}`;
+      await fs.rename(tmp, path.join(folder.path, name));
+    } catch (err) {
+      const left = await fs.unlink(tmp).then(
+        () => "",
+        (e: unknown) => ((e as NodeJS.ErrnoException).code === "ENOENT" ? "" : `; the temporary file ${tmpName} could not be removed from its folder`),
+      );
+      if (err instanceof ToolDenied || err instanceof ToolFailed) throw err;
+      throw new ToolFailed(`${target.shown} was not written: ${step} failed (${writeError(err)}); ${old === null ? "no file was made" : "the file is as it was"}${left}`, "failed");
+    }
+    return old === null;
+  } finally {
+    folder.close();
+  }
+}
+
+/** What a write failed with, for the model: the code, and what the common disk ones mean. */
+function writeError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const means: Record<string, string> = { ENOSPC: "the disk is full", EDQUOT: "the disk quota is used up", EFBIG: "the file would pass the size limit" };
+  return code === undefined ? (err as Error).message : code in means ? `${code}: ${means[code]}` : code;
+}
+
+/**
+ * The file a write replaces, opened at `at` (inside its folder as opened) for writing without following a
+ * link and checked as writeNoFollow says; null when there is none.
+ */
+async function existingFile(target: ResolvedPath, at: string): Promise<{ mode: number; uid: number; gid: number } | null> {
+  let fh;
+  try {
+    fh = await fs.open(at, WRITE_FLAGS);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw openFailure(target, err);
   }
   try {
-    if (!openedAt(fh.fd, target.real)) {
-      if (created) removeMade(fh.fd);
-      throw movedWhileOpened(target, "write");
-    }
+    if (!openedAt(fh.fd, target.real)) throw movedWhileOpened(target, "write");
     const st = await fh.stat();
     if (!st.isFile()) throw new ToolFailed(`${target.shown} is not a regular file`, "not_a_file");
     if (st.nlink > 1) {
-      throw new ToolDenied(`permission denied: ${target.shown} has other hard links, and writing it would change those files too`, "write");
+      throw new ToolDenied(`permission denied: ${target.shown} has other hard links; writing it would change those files too, or (replacing it) part it from them`, "write");
     }
-    await fh.truncate(0);
-    await fh.writeFile(content, "utf8");
+    return { mode: st.mode, uid: st.uid, gid: st.gid };
   } finally {
     await fh.close();
   }
-  return created;
 }
 
 /**
@@ -390,16 +432,6 @@ function makeFolders(target: ResolvedPath, dir: string): void {
       folder.close();
     }
     at = path.join(at, name);
-  }
-}
-
-/** Unlink the file this process just made at `fd` (Linux names where it is; elsewhere it stays, empty). */
-function removeMade(fd: number): void {
-  try {
-    const named = namedPath(fd);
-    if (named !== null && lstatSync(named).ino === fstatSync(fd).ino) unlinkSync(named);
-  } catch {
-    // nowhere to be named, or gone already
   }
 }
 
