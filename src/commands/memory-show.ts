@@ -28,7 +28,7 @@ export function memoryShow(key: string, flags: ShowFlags, io: CliIO): Promise<nu
       digest: parsed.unusable ? null : parsed.body,
       digest_unusable: parsed.unusable,
       digest_sha256: i.digest.hash,
-      facts: { shown: facts.shown, hidden: facts.hidden, budget_tokens: flags.memoryBudget, task: flags.task ?? null },
+      facts: { shown: facts.shown.map((f) => ({ seq: f.seq, index: f.i, ts: f.ts, text: f.text })), hidden: facts.hidden, budget_tokens: flags.memoryBudget, task: flags.task ?? null },
       health: warnings.length > 0 ? "warnings" : "ok",
       warnings,
       notes: i.notes,

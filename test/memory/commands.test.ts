@@ -113,10 +113,12 @@ describe("vvm memory, on a memory built by real runs", () => {
       digest_unusable: null,
       health: "warnings",
     });
-    expect(json.facts.shown.map((f: { seq: number; text: string }) => [f.seq, f.text])).toEqual([
-      [1, "B first shift: VND-221 opened with the vendor"],
-      [1, "N check the payment retries"],
-      [3, "B second shift: api 4.18.3 deployed"],
+    // each fact named as search --json, forget --json and the ledger's `forgotten` name it
+    expect(json.facts.shown.map((f: object) => Object.keys(f))).toEqual(Array(3).fill(["seq", "index", "ts", "text"]));
+    expect(json.facts.shown.map((f: { seq: number; index: number; text: string }) => [f.seq, f.index, f.text])).toEqual([
+      [1, 0, "B first shift: VND-221 opened with the vendor"],
+      [1, 1, "N check the payment retries"],
+      [3, 0, "B second shift: api 4.18.3 deployed"],
     ]);
     expect(json).not.toHaveProperty("context");
     // front matter that cannot be read: the defaults are not said to come from its absence
