@@ -27,6 +27,11 @@ export interface CliIO {
    * cleanly: until the loop turns again, Ctrl-C ends the process at once. Absent in tests (no process to end).
    */
   ctrlCEndsAtOnce?: () => void;
+  /**
+   * The command stops at once on Ctrl-C and says so itself, in one line (`vvm memory …`): the process's own
+   * "interrupted, stopping…" line is left out. Absent in tests (no process).
+   */
+  ctrlCSaidByCommand?: () => void;
 }
 
 /**

@@ -62,11 +62,14 @@ export async function start(): Promise<void> {
   // SIGTERM (kill, timeout, a CI job or container being stopped) asks for the same clean stop as Ctrl-C: killed
   // outright, a run left its state.md "running", its memory locks and vvm test its copies of the program behind
   let terminated = false;
+  let commandSays = false;
   const interrupt = () => {
     interrupts++;
     // First Ctrl-C stops the program cleanly (pending calls aborted, locks released); a second one exits at once.
     if (interrupts > 1) process.exit(terminated ? EXIT.terminated : EXIT.interrupted);
-    process.stderr.write("\nvvm: interrupted, stopping…\n");
+    // the line break ends the terminal's echo of ^C
+    if (!commandSays) process.stderr.write("\nvvm: interrupted, stopping…\n");
+    else if (process.stderr.isTTY) process.stderr.write("\n");
     controller.abort();
   };
   const terminate = () => {
@@ -122,6 +125,7 @@ export async function start(): Promise<void> {
       },
       ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
       ctrlCEndsAtOnce,
+      ctrlCSaidByCommand: () => (commandSays = true),
     });
     process.exitCode = stdoutFailed ? EXIT.output : terminated && code === EXIT.interrupted ? EXIT.terminated : code;
   } catch (err) {

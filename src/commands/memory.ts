@@ -123,6 +123,8 @@ export async function existing(key: string, flags: WhereFlags, io: CliIO): Promi
  * write) changing, so a full disk under `forget --purge` is not said as a memory that cannot be read.
  */
 export async function memoryCommand(io: CliIO, body: () => Promise<number>, doing: "read" | "change" = "read"): Promise<number> {
+  // a Ctrl-C is said below, in the command's one line (spec/memory.md §13)
+  io.ctrlCSaidByCommand?.();
   try {
     return await body();
   } catch (err) {

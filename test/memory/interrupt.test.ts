@@ -3,9 +3,10 @@
 // ranked): a SIGINT was heard only once the whole answer was printed, and the command exited 0. A Ctrl-C
 // that came before the reading stops the command with exit 130; one during it ends the process at once.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, sigintAfter, spawnCli } from "../support/cli.ts";
+import { collect, runCli, sigintAfter, spawnCli } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 
@@ -48,4 +49,21 @@ describe("Ctrl-C in the commands that read a memory", () => {
     expect(r.ms).toBeLessThan(1500);
     expect(r.stdout).toBe("");
   }, 20_000);
+});
+
+describe("Ctrl-C in the commands that change a memory", () => {
+  it("while waiting for the lock: exit 130 and one line on stderr after the waiting line, nothing on stdout", async () => {
+    const dir = bigMemory(3);
+    // held by this (live) process, so nobody takes it over
+    writeFileSync(path.join(dir, ".vvm", "memory", "k-big", "lock"), JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+    for (const args of [["restore", "big", "0"], ["forget", "big", "--fact", "1"], ["rm", "big", "--yes"]]) {
+      const child = spawnCli(["memory", ...args], { cwd: dir });
+      const done = collect(child);
+      await new Promise<void>((resolve) => child.stderr!.on("data", (d: Buffer) => d.includes("waiting for the memory lock") && resolve()));
+      child.kill("SIGINT");
+      const r = await done;
+      expect([r.code, r.stdout], args.join(" ")).toEqual([130, ""]);
+      expect(r.stderr).toMatch(/^vvm: warning: memory project:"big": waiting for the memory lock \(held by pid \d+ on [^)]+\)\nvvm: memory project:"big": interrupted while waiting for its lock(; nothing removed)?\n$/);
+    }
+  }, 30_000);
 });
