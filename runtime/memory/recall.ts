@@ -100,7 +100,7 @@ function weightOf(prefix: RegExpExecArray | null): number {
 }
 
 /** The distinct terms of a text, in order of first appearance (at most `limit`). */
-function terms(text: string, limit = Infinity): string[] {
+export function terms(text: string, limit = Infinity): string[] {
   const out = new Set<string>();
   for (const t of text.split(WORD_BREAK)) {
     const w = t === "" ? null : term(t);

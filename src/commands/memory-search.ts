@@ -3,6 +3,8 @@ import path from "node:path";
 import { UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { searchLedger, type Hit } from "../../runtime/memory/history.ts";
+import { terms } from "../../runtime/memory/recall.ts";
+import { clipped } from "../../runtime/text.ts";
 import { emit, existing, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
 
 export type SearchFlags = WhereFlags & { limit: number };
@@ -17,6 +19,8 @@ function hitLine(h: Hit): string {
 export function memorySearch(key: string, query: string, flags: SearchFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     if (query.trim() === "") throw new UsageError("the query is empty: give the words to look for");
+    // searched as recall searches (spec/memory.md §3 "Recall"): nothing would ever match
+    if (terms(query, 1).length === 0) throw new UsageError(`the query ${JSON.stringify(clipped(query, 80))} has no searchable words (one-letter words and common words such as "the" and "of" are left out): give the words to look for`);
     const loc = await existing(key, flags, io);
     readingWhole(io);
     const found = await searchLedger(nodeFs, path.join(loc.dir, "ledger.jsonl"), query, flags.limit);

@@ -288,8 +288,11 @@ describe("vvm memory, on a memory built by real runs", () => {
   it("mistakes and missing memories: exit 64 or 1, one line on stderr, nothing on stdout, no stack trace", async () => {
     const dir = await builtProject();
     const cases: [string[], number, RegExp][] = [
-      [["search", "nope", "x"], 1, /^vvm: no memory project:"nope"/],
+      [["search", "nope", "vendor"], 1, /^vvm: no memory project:"nope"/],
       [["search", KEY, "  "], 64, /^vvm: the query is empty/],
+      // only words search leaves out: said, not "nothing matches"
+      [["search", KEY, "the and of"], 64, /^vvm: the query "the and of" has no searchable words \(one-letter words and common words such as "the" and "of" are left out\): give the words to look for\n$/],
+      [["search", KEY, "a - I"], 64, /^vvm: the query "a - I" has no searchable words/],
       [["search", KEY], 64, /missing required argument 'query'/],
       [["show", "nope"], 1, /^vvm: no memory project:"nope" in \.vvm\/memory/],
       [["show", KEY, "--memory-budget", "lots"], 64, /--memory-budget/],
