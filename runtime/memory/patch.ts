@@ -145,7 +145,7 @@ export function parsePatch(body: string, closed: boolean, digestLimit: number): 
     for (let i = 0; i < r.length; i++) {
       const item = r[i] as unknown;
       if (typeof item !== "string") return { ok: false, reason: `retain[${i}] must be a string, got ${jsonType(item)}` };
-      if (item.trim() === "") return { ok: false, reason: `retain[${i}] is empty` };
+      if (item.trim() === "") return { ok: false, reason: `retain[${i}] is ${item === "" ? "empty" : "blank (only whitespace)"}` };
       if (item.length > MAX_RETAIN_CHARS) return { ok: false, reason: `retain[${i}] is ${item.length} characters; the limit is ${MAX_RETAIN_CHARS}` };
       if (item.includes("\0")) return { ok: false, reason: `retain[${i}] contains a NUL character` };
       if (hasLoneSurrogate(item)) return { ok: false, reason: `retain[${i}] contains an unpaired surrogate (half of a character such as an emoji)` };

@@ -289,7 +289,7 @@ function memoryProblems(o: ObjectLit, partial: boolean): ValueProblem[] {
   } else {
     const k = literalString(key.value);
     if (k === null && isLiteral(key.value)) out.push({ at: key.value, message: "memory key should be a string" });
-    else if (k !== null && k.trim() === "") out.push({ at: key.value, message: "memory key is empty" });
+    else if (k !== null && k.trim() === "") out.push({ at: key.value, message: k === "" ? "memory key is empty" : "memory key is blank (only whitespace)" });
   }
   if (scopeValue === "path" && !pathEntry && !partial) out.push({ at: o, message: "memory scope \"path\" needs a 'path'" });
   if (scopeValue !== null && scopeValue !== "path" && pathEntry) {

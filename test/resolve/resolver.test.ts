@@ -200,6 +200,14 @@ export out
   });
 });
 
+describe("W021 memory key", () => {
+  it("says empty of an empty key and blank of one of only whitespace", async () => {
+    prog = writeProgram({ "main.vvm": 'agent a(model="haiku", prompt="p", memory={ scope: "project", key: "" })\nagent b(model="haiku", prompt="p", memory={ scope: "project", key: "  " })\nexport pack(a, b)\n' });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.filter((d) => d.code === "W021").map((d) => d.message)).toEqual(["memory key is empty", "memory key is blank (only whitespace)"]);
+  });
+});
+
 describe("W020 unknown agent configuration key", () => {
   it("points a permission written as a key of its own into permissions=perm(...), in a declaration and in .with(...)", async () => {
     prog = writeProgram({ "main.vvm": 'agent ops(model="haiku", bash="allow", temperature=0)\nr = @ops.with(read=["docs/**"]) `Go.`(())\nexport r\n' });
