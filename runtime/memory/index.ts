@@ -8,7 +8,7 @@ import { relativeUnder } from "../../src/resolve/glob-prefix.ts";
 import { makeError, type Value, type VObject } from "../values.ts";
 import { nodeFs, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { BindingError, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { BindingError, notAFolder, resolveBinding, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactIndex } from "./fact-index.ts";
 import type { TailCache, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, holderName, type AcquireResult, type Holder } from "./lock.ts";
@@ -193,7 +193,7 @@ export function createMemoryStore(opts: MemoryStoreOptions): MemoryStore {
           }
         } catch (err) {
           if (err instanceof BindingError) return makeError("rejected", `${label(loc)}: ${err.message}`);
-          if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${loc.root}, or a folder on the way to it, is a file, not a directory`);
+          if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return makeError("rejected", `${label(loc)}: ${notAFolder(loc.root)}`);
           return makeError("rejected", `${label(loc)}: cannot use ${loc.dir} (${code(err)})`);
         }
         if (realDir === null) return makeError("rejected", `${label(loc)}: the memory directory was removed before it could be locked`);

@@ -5,7 +5,7 @@ import path from "node:path";
 import { sleep } from "../abort.ts";
 import { isOrphanName, NOT_REGULAR, type MemoryFs } from "./fsio.ts";
 import { loadIndexKey } from "./index-key.ts";
-import { assertProjectRootReal, BindingError, escapeKey, removedName, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
+import { assertProjectRootReal, BindingError, escapeKey, notAFolder, removedName, unescapeKey, verifyContainment, type MemoryLocation, type MemoryScope } from "./keys.ts";
 import { describeBadLines, scanTail, type LedgerEntry } from "./ledger.ts";
 import { DEFAULT_STALE_MS, holderName, judgeLock, type Holder } from "./lock.ts";
 import { memoryContext } from "./prompt.ts";
@@ -250,7 +250,9 @@ export async function listMemories(scope: MemoryScope, root: string, opts: Inspe
   } catch (err) {
     if (err instanceof BindingError) throw new InspectError(err.message);
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    if (code === "ENOENT") return [];
+    // a root that is a file (a --path naming one, say) holds no memories: not a place without any
+    if (code === "ENOTDIR") throw new InspectError(notAFolder(root));
     throw new InspectError(`${root} cannot be read (${errCode(err)})`);
   }
   const out: Listed[] = [];

@@ -147,6 +147,9 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
   return { scope, key, root, dir };
 }
 
+/** A root that cannot hold memories (ENOTDIR): a file stands where it, or a folder above it, belongs. */
+export const notAFolder = (root: string) => `${root}, or a folder on the way to it, is a file, not a directory`;
+
 /**
  * The directory that holds every memory of a scope: `<entryDir>/.vvm/memory`, `<homeDir>/.vvm/memory`, or
  * `p` (scope "path") resolved against `entryDir`. Throws BindingError.

@@ -12,7 +12,7 @@ import { digestVersions } from "./history.ts";
 import { loadIndexKey } from "./index-key.ts";
 import { label, lockFailure, openLocked, storeShared, waitingLine, type LockFailure } from "./index.ts";
 import { memoryFiles, removalsLeft, type RemovalLeft } from "./inspect.ts";
-import { BindingError, removalPrefix, verifyContainment, type MemoryLocation } from "./keys.ts";
+import { BindingError, notAFolder, removalPrefix, verifyContainment, type MemoryLocation } from "./keys.ts";
 import type { FactRef, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { preloadSecretRules } from "./secrets.ts";
@@ -346,13 +346,15 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
   return result;
 }
 
-/** Every memory directory (`k-…`) under a root, by name; [] when the root does not exist. */
+/** Every memory directory (`k-…`) under a root, by name; [] when the root does not exist, ToolError when it is a file. */
 export async function memoryNames(root: string, fs: MemoryFs = nodeFs): Promise<string[]> {
   try {
     return (await fs.list(root)).filter((n) => n.startsWith("k-")).sort();
   } catch (err) {
     const c = (err as NodeJS.ErrnoException).code;
-    if (c === "ENOENT" || c === "ENOTDIR") return [];
+    if (c === "ENOENT") return [];
+    // a root that is a file holds no memories: not a place without any
+    if (c === "ENOTDIR") throw new ToolError(notAFolder(root), "missing");
     throw err;
   }
 }

@@ -61,6 +61,12 @@ describe("vvm memory on hostile memories", () => {
     const r = await runCli(["memory", "show", "k", "--scope", "path", "--path", "notes"], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`vvm: cannot read the memory: ${path.join(dir, "notes")}, or a folder on the way to it, is a file, not a directory\n`);
+    // the commands that go through every memory under it: a file is no place without memories
+    const cases: [string[], string][] = [[["ls", "--path", "notes"], "notes"], [["ls", "--path", "notes/sub", "--json"], "notes/sub"], [["ls", "--path", "/dev/null"], "/dev/null"], [["doctor", "--path", "notes"], "notes"], [["doctor", "--fix", "--path", "notes"], "notes"]];
+    for (const [args, root] of cases) {
+      const listed = await runCli(["memory", ...args, "--scope", "path"], { cwd: dir });
+      expect([listed.code, listed.stdout, listed.stderr], args.join(" ")).toEqual([1, "", `vvm: ${path.resolve(dir, root)}, or a folder on the way to it, is a file, not a directory\n`]);
+    }
   });
 
   it("a write that fails (a full disk) in a command that changes the memory is said as that, not as a memory that cannot be read", async () => {
