@@ -16,7 +16,8 @@ import { BindingError, notAFolder, removalPrefix, verifyContainment, type Memory
 import type { FactRef, ToolProvenance } from "./ledger.ts";
 import { acquire, DEFAULT_STALE_MS, type Holder } from "./lock.ts";
 import { preloadSecretRules } from "./secrets.ts";
-import { code, Refused, type Outcome, type Session } from "./session.ts";
+import { code, Refused, unusableRefusal, type Outcome, type Session } from "./session.ts";
+import { readDigestFile } from "./state.ts";
 import { ToolError } from "./tool-error.ts";
 
 export { ToolError };
@@ -93,6 +94,12 @@ interface Restored {
  */
 export async function restoreDigest(loc: MemoryLocation, seq: number, force: boolean, o: ToolOptions): Promise<Restored> {
   preloadSecretRules();
+  // under the lock, before the recovery, which would record an unusable digest.md as a hand edit (without
+  // its content) before the restore is refused over it: a refused restore writes nothing
+  const refuseUnusable = async () => {
+    const { parsed } = await readDigestFile(o.fs ?? nodeFs, memoryFiles(loc.dir).digest);
+    if (parsed.unusable) throw new Refused(unusableRefusal(parsed.unusable));
+  };
   return withSession(loc, o, async (s, fs) => {
     const found = await digestVersions(fs, s.paths.ledger, [seq]);
     const last = found?.last ?? 0;
@@ -102,7 +109,7 @@ export async function restoreDigest(loc: MemoryLocation, seq: number, force: boo
     if (at.body === null) throw new ToolError(`${label(loc)}: the digest of entry ${at.version.seq} is not in the ledger (${at.version.reason ?? "not recorded"}), so it cannot be restored`, "refused");
     const outcome = await s.restore(at.body, at.version.seq, force);
     return { requested: seq, version: at.version.seq, outcome, body: s.digest.body };
-  });
+  }, refuseUnusable);
 }
 
 interface Forgotten {

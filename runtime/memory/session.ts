@@ -56,6 +56,9 @@ export class Refused extends Error {}
 /** digest.md changed after the commit re-read it and before the new digest was renamed into place. */
 class SavedDuringCommit extends Error {}
 
+/** Why a restore is refused over an unusable digest.md (`why`: what makes it unusable). */
+export const unusableRefusal = (why: string) => `${why}; its content is in no ledger entry, so it is never replaced: fix or move it by hand first; memory unchanged`;
+
 /** The rename was abandoned for a reason that leaves the ledger as it is (`reason` is what to report). */
 class Abandoned extends Error {
   constructor(readonly reason: unknown) {
@@ -767,7 +770,7 @@ export class Session implements MemorySession {
    */
   async restore(body: string, from: number, force: boolean): Promise<Outcome> {
     const { parsed } = this;
-    if (parsed.unusable) throw new Refused(`${parsed.unusable}; its content is in no ledger entry, so it is never replaced: fix or move it by hand first; memory unchanged`);
+    if (parsed.unusable) throw new Refused(unusableRefusal(parsed.unusable));
     const verdict = parsePatch(JSON.stringify({ digest: body }), true, parsed.settings.digestLimit);
     if (!verdict.ok) throw new Refused(`the digest of entry ${from} cannot be restored (${verdict.reason}); memory unchanged`);
     const found = await scanSecrets(body, []);

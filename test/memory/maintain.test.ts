@@ -124,6 +124,16 @@ describe("vvm memory restore", () => {
     explained(entries, "---\nread_only: true\n---\n" + V1, "---\nread_only: true\n---\n");
   });
 
+  it("refuses over an unusable digest.md and writes nothing: not even the hand edit, whose content it could not record", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    await writeFile(path.join(mem, "digest.md"), "a person's\0note\n");
+    const before = await filesUnder(mem);
+    const refused = await memory(dir, "restore", KEY, "1");
+    expect([refused.code, refused.stdout, refused.stderr]).toEqual([1, "", 'vvm: memory project:"oncall:payments": digest.md contains NUL bytes (binary file?); its content is in no ledger entry, so it is never replaced: fix or move it by hand first; memory unchanged\n']);
+    expect(await filesUnder(mem)).toEqual(before);
+  });
+
   it("runs the restored text through the secret scan and the patch checks; mistakes are exit 64 or 1 without a trace", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
