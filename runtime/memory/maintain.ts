@@ -300,7 +300,7 @@ export interface Doctored {
   before: Examination;
   /** what is found now (after --fix; the same as `before` without it) */
   after: Examination;
-  /** the findings --fix repaired, and the `repair` entry that records them (null: none written) */
+  /** the findings --fix repaired or tidied (notes), and the `repair` entry that records the problems among them (null: none written) */
   fixed: Finding[];
   entry: number | null;
   /** what the store said while it recovered the memory (its own repair entries, a wait for the lock) */
@@ -320,7 +320,11 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
   await realDirOf(loc);
   const before = await examineSettled(loc, fs, loadIndexKey(o.homeDir, false), o.signal);
   const result: Doctored = { before, after: before, fixed: [], entry: null, said: [], refused: null };
-  if (!fix || !before.findings.some((f) => f.problem && f.fix !== null)) return result;
+  // a note with a fix (a replaced digest.md past its time, a recall index to build or signed with another
+  // key: temporary or derived files) is tidied as the next continue call would, but is no reason to wait
+  // for a call that holds the lock: that call tidies it
+  const inUse = before.findings.some((f) => f.code === "lock-held");
+  if (!fix || !before.findings.some((f) => f.fix !== null && (f.problem || !inUse))) return result;
   try {
     const prefix = `${label(loc)}: `;
     // Looked at again once the lock is ours: the look above, without it, may have met a call half-way through
@@ -338,8 +342,10 @@ export async function doctorMemory(loc: MemoryLocation, fix: boolean, o: ToolOpt
         const remove = [...new Set(found.findings.flatMap((f) => (f.remove !== undefined && f.fix !== null ? [f.remove] : [])))];
         await s.rebuildDerived(remove);
         const now = new Set((await examine(loc, fs, loadIndexKey(o.homeDir, false))).findings.map(findingId));
-        result.fixed = found.findings.filter((f) => f.problem && f.fix !== null && !now.has(findingId(f)));
-        if (result.fixed.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${result.fixed.map((f) => f.message).join("; ")}`);
+        result.fixed = found.findings.filter((f) => f.fix !== null && !now.has(findingId(f)));
+        // the ledger records repaired problems; tidying a note's files is not worth an entry (a call records none)
+        const repaired = result.fixed.filter((f) => f.problem);
+        if (repaired.length > 0) result.entry = await s.recordRepair(`vvm memory doctor --fix: ${repaired.map((f) => f.message).join("; ")}`);
       },
       locked,
       // said while it waits, as restore and forget say it, not in the report afterwards

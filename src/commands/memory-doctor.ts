@@ -35,9 +35,15 @@ function report(d: Doctored, known: boolean, io: CliIO) {
       const name = known ? label(loc) : `memory directory ${path.basename(loc.dir)} (key unknown)`;
       const notes = d.after.findings.length - left.length;
       let out = `${name} (${displayPath(loc.dir, io)}): ${left.length === 0 ? "healthy" : `${left.length} problem${left.length === 1 ? "" : "s"}`}${notes > 0 ? `, ${notes} note${notes === 1 ? "" : "s"}` : ""}\n`;
-      if (d.fixed.length > 0) {
-        out += `  fixed ${d.fixed.length} (recorded in the ledger as entry ${d.entry}):\n`;
-        for (const f of d.fixed) out += `    ${f.message}\n`;
+      const repaired = d.fixed.filter((f) => f.problem);
+      const tidied = d.fixed.filter((f) => !f.problem);
+      if (repaired.length > 0) {
+        out += `  fixed ${repaired.length} (recorded in the ledger as entry ${d.entry}):\n`;
+        for (const f of repaired) out += `    ${f.message}\n`;
+      }
+      if (tidied.length > 0) {
+        out += `  tidied ${tidied.length} (notes: temporary or derived files, as the next continue call would; not recorded):\n`;
+        for (const f of tidied) out += `    ${f.message}\n`;
       }
       for (const s of d.said) out += `  the store: ${s}\n`;
       if (d.refused !== null) out += `  --fix could not run: ${d.refused}\n`;

@@ -570,6 +570,33 @@ describe("vvm memory doctor", () => {
     expect(json).toMatchObject({ scope: "project", healthy: true, memories: [{ key: KEY, entries: 3, healthy: true, findings: [] }] });
   });
 
+  it("--fix tidies the notes that carry a fix (a replaced digest.md past its time, a recall index signed with another key) without a ledger entry, and waits for no call over them", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    // a teammate's run signs the index with its runtime's key, and replaces digest.md (kept as a .prev file)
+    await writeFile(path.join(dir, "s4.vvm"), program(KEY, "Second shift: write the handoff."));
+    ok(await runCliAnyHome(["run", "s4.vvm", "--script", "script.yaml"], { cwd: dir, env: { HOME: path.join(base, "teammate") } }));
+    const old = new Date(Date.now() - 60_000);
+    for (const f of (await readdir(mem)).filter((n) => PREV.test(n))) await utimes(path.join(mem, f), old, old);
+    const found = JSON.parse(ok(await memory(dir, "doctor", KEY, "--json")).stdout);
+    const kinds = found.findings.map((f: { code: string; severity: string; fix: string | null }) => `${f.code} ${f.severity} ${f.fix !== null}`);
+    expect(new Set(kinds)).toEqual(new Set(["recall note true", "replaced note true"]));
+    // a call that holds the lock tidies them itself: --fix does not wait for it
+    const lock = path.join(mem, "lock");
+    await writeFile(lock, JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname(), since: new Date().toISOString() }));
+    const waited = ok(await memory(dir, "doctor", KEY, "--fix", "--lock-timeout", "200ms"));
+    expect(waited.stderr).toBe("");
+    expect(waited.stdout).not.toContain("tidied");
+    await rm(lock);
+    const entries = (await ledger(dir, KEY)).entries.length;
+    const res = ok(await memory(dir, "doctor", KEY, "--fix"));
+    expect(res.stdout).toMatch(/^memory project:"oncall:payments" \(\.vvm\/memory\/k-oncall_3apayments\): healthy\n {2}tidied (\d+) \(notes: temporary or derived files, as the next continue call would; not recorded\):\n/);
+    expect(Number(/tidied (\d+)/.exec(res.stdout)![1])).toBe(kinds.length);
+    expect((await readdir(mem)).sort()).toEqual(["digest.md", "ledger.jsonl", "meta.json", "recall.jsonl"]);
+    expect((await ledger(dir, KEY)).entries).toHaveLength(entries);
+    expect(JSON.parse(ok(await memory(dir, "doctor", KEY, "--json")).stdout)).toMatchObject({ healthy: true, findings: [] });
+  });
+
   it("a ledger with thousands of lines that are not entries: show gives one warning, doctor names ten and counts the rest", async () => {
     const dir = await builtProject();
     const file = path.join(memDir(dir, KEY), "ledger.jsonl");
