@@ -72,11 +72,17 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     const { doctorMemory, memoryNames, ToolError } = await import("../../runtime/memory/maintain.ts");
     const opts = toolOptions("doctor", flags, io);
     const fix = flags.fix === true;
+    const doctor = async (loc: MemoryLocation, fixing: boolean) => {
+      const d = await doctorMemory(loc, fixing, opts);
+      // a Ctrl-C stopped --fix (while it waited for the lock, say): one line and exit 130, as restore and forget say it
+      if (d.refused !== null && io.signal.aborted) throw new ToolError(d.refused, "refused");
+      return d;
+    };
     if (key !== undefined) {
       const loc = await existing(key, flags, io);
       // --fix writes under the lock: a Ctrl-C then stops it cleanly, never at once
       if (!fix) readingWhole(io);
-      const r = report(await doctorMemory(loc, fix, opts), true, io);
+      const r = report(await doctor(loc, fix), true, io);
       emit(io, flags, r.json, r.text);
       return r.healthy ? EXIT.ok : EXIT.missing;
     }
@@ -97,9 +103,9 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       if (!fix) readingWhole(io);
       try {
         // a memory whose key is unknown is examined, never fixed: meta.json would be written with a wrong key
-        reports.push(report(await doctorMemory(loc, fix && k !== null, opts), k !== null, io));
+        reports.push(report(await doctor(loc, fix && k !== null), k !== null, io));
       } catch (err) {
-        if (!(err instanceof ToolError)) throw err;
+        if (!(err instanceof ToolError) || io.signal.aborted) throw err;
         unreadable.push({ dir, problem: err.message });
       }
     }
