@@ -70,11 +70,21 @@ async function withSession<T>(loc: MemoryLocation, o: ToolOptions, work: (s: Ses
   try {
     return await work(s, fs);
   } catch (err) {
-    if (err instanceof Refused) throw new ToolError(`${label(loc)}: ${err.message}`, "refused");
+    if (err instanceof Refused) throw new ToolError(`${label(loc)}: ${withRecovered(err.message, s.recovered)}`, "refused");
     throw err;
   } finally {
     await s.release();
   }
+}
+
+/**
+ * A refusal, true of a session whose opening wrote entries (a hand edit of digest.md recorded, a repair)
+ * before the command was refused: the ledger changed, so "memory unchanged" would not be.
+ */
+function withRecovered(message: string, recovered: Session["recovered"]): string {
+  if (recovered.length === 0) return message;
+  const what = recovered.map((r) => `${r.seq} (${r.kind === "external_edit" ? "the hand edit of digest.md it found" : "a repair"})`).join(", ");
+  return `${message.replace(/memory unchanged$/, "digest unchanged")}; opening the memory recorded entr${recovered.length === 1 ? "y" : "ies"} ${what} first`;
 }
 
 interface Restored {

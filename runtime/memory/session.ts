@@ -106,6 +106,8 @@ export class Session implements MemorySession {
   /** the facts the Memory Context shows, as `seq:index` (memory_search leaves them out) */
   private shown = new Set<string>();
   readonly report: MemoryReport;
+  /** the entries opening the memory wrote (its recovery: a repair, a hand edit of digest.md recorded) */
+  readonly recovered: { seq: number; kind: "repair" | "external_edit" }[] = [];
 
   /**
    * A session on a memory; `lock` is held (null only for a dry_run on a memory that does not exist yet)
@@ -276,6 +278,7 @@ export class Session implements MemorySession {
       }
       this.ledgerSize = at + line.length;
       this.seq = e.seq;
+      this.recovered.push({ seq: e.seq, kind: "repair" });
       this.warn(`repaired ledger.jsonl: removed an incomplete last line (${tornBytes} bytes)`);
     }
     const state = digestState(this.hash, last, meta);
@@ -283,6 +286,7 @@ export class Session implements MemorySession {
     const content = state.kind === "interrupted" && last !== null ? await this.rollForward(last) : null;
     if (content === null || last === null) {
       await this.recordExternalEdit(state.known);
+      this.recovered.push({ seq: this.seq, kind: "external_edit" });
       return;
     }
     // the ledger has the patch but the crash came before digest.md was replaced: finish it, under
@@ -292,6 +296,7 @@ export class Session implements MemorySession {
     this.parsed = parseDigest(Buffer.from(content, "utf8"));
     this.hash = last.digest_after;
     await this.append(this.entry("repair", { reason: `completed the interrupted update of entry ${last.seq}`, provenance: this.provenance() }));
+    this.recovered.push({ seq: this.seq, kind: "repair" });
     this.warn(`completed an interrupted memory update (ledger entry ${last.seq})`);
   }
 

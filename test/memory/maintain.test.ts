@@ -112,7 +112,7 @@ describe("vvm memory restore", () => {
     await writeFile(file, "---\nread_only: true\n---\n" + V3 + "- a person's note\n");
     const refused = await memory(dir, "restore", KEY, "1");
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe('vvm: memory project:"oncall:payments": digest.md is read_only (front matter): --force restores it anyway; memory unchanged\n');
+    expect(refused.stderr).toBe('vvm: memory project:"oncall:payments": digest.md is read_only (front matter): --force restores it anyway; digest unchanged; opening the memory recorded entry 4 (the hand edit of digest.md it found) first\n');
     expect(refused.stdout).toBe("");
     // the hand edit is recorded, never lost, even when the restore is refused
     let { entries } = await ledger(dir, KEY);
@@ -145,7 +145,7 @@ describe("vvm memory restore", () => {
     const before = await readFile(path.join(mem, "digest.md"), "utf8");
     const res = await memory(dir, "restore", KEY, "4");
     expect(res.code).toBe(1);
-    expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments": the digest of entry 4 appears to contain a secret \(github\/GITHUB_TOKEN in digest line 2\); not restored, memory unchanged\n$/);
+    expect(res.stderr).toMatch(/^vvm: memory project:"oncall:payments": the digest of entry 4 appears to contain a secret \(github\/GITHUB_TOKEN in digest line 2\); not restored, digest unchanged; opening the memory recorded entry 5 \(the hand edit of digest\.md it found\) first\n$/);
     expect(res.stdout + res.stderr).not.toContain(token);
     expect(await readFile(path.join(mem, "digest.md"), "utf8")).toBe(before);
     expect((await ledger(dir, KEY)).entries.filter((e) => e.kind === "restore")).toEqual([]);
