@@ -5,6 +5,7 @@ import path from "node:path";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { Finding } from "../../runtime/memory/doctor.ts";
+import { removalsLeft } from "../../runtime/memory/inspect.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
@@ -69,7 +70,7 @@ async function keyOf(name: string, dir: string): Promise<string | null> {
 
 export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
-    const { doctorMemory, memoryNames, ToolError } = await import("../../runtime/memory/maintain.ts");
+    const { doctorMemory, finishRemovals, memoryNames, ToolError } = await import("../../runtime/memory/maintain.ts");
     const opts = toolOptions("doctor", flags, io);
     const fix = flags.fix === true;
     const doctor = async (loc: MemoryLocation, fixing: boolean) => {
@@ -109,11 +110,21 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
         unreadable.push({ dir, problem: err.message });
       }
     }
-    const healthy = unreadable.length === 0 && reports.every((r) => r.healthy);
-    emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable }, () => {
-      let out = reports.length + unreadable.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
+    // what an rm killed part-way left aside: the files the user meant to remove, still on disk
+    const removals: { key: string | null; name: string; dir: string; finished: boolean }[] = [];
+    const left = await removalsLeft(w.root, nodeFs);
+    // (finishRemovals finishes every leftover of one memory)
+    if (fix) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) });
+    for (const r of left) removals.push({ key: r.key, name: r.name, dir: path.basename(r.path), finished: fix && (await nodeFs.inspect(r.path)) === null });
+    const healthy = unreadable.length === 0 && reports.every((r) => r.healthy) && removals.every((r) => r.finished);
+    emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: removals.map(({ key, dir, finished }) => ({ key, dir, finished })) }, () => {
+      let out = reports.length + unreadable.length + removals.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
+      for (const r of removals) {
+        const what = `an rm of ${r.key === null ? `memory directory ${r.name}` : `"${r.key}"`} was cut short and left ${r.dir}`;
+        out += r.finished ? `${what}: finished (removed)\n` : `problem: ${what}\n      --fix will finish removing it\n`;
+      }
       return out;
     });
     return healthy ? EXIT.ok : EXIT.missing;

@@ -542,6 +542,17 @@ describe("vvm memory rm", () => {
     expect(ls.stdout).toBe(`no memories in .vvm/memory (project scope)\n(an rm of "${KEY}" was cut short and left ${left}: vvm memory rm "${KEY}" --yes finishes it)\n`);
     expect(JSON.parse(ok(await memory(dir, "ls", "--json")).stdout).removals_cut_short).toEqual([{ key: KEY, dir: left }]);
     expect((await memory(dir, "show", KEY)).code).toBe(1);
+    // doctor calls it a problem (the files meant to go are still there), which --fix finishes
+    const doctor = await memory(dir, "doctor");
+    expect([doctor.code, doctor.stdout]).toEqual([1, `problem: an rm of "${KEY}" was cut short and left ${left}\n      --fix will finish removing it\n`]);
+    await mkdir(path.join(root, left.replace(/\.[0-9a-f]+$/, ".0123456789ab")));
+    expect(JSON.parse(ok(await memory(dir, "doctor", "--fix", "--json")).stdout).removals_cut_short).toEqual([
+      { key: KEY, dir: left.replace(/\.[0-9a-f]+$/, ".0123456789ab"), finished: true },
+      { key: KEY, dir: left, finished: true },
+    ].sort((a, b) => (a.dir < b.dir ? -1 : 1)));
+    expect(await readdir(root)).toEqual([]);
+    await mkdir(path.join(root, left));
+    await writeFile(path.join(root, left, "digest.md"), "old");
     // the next rm of the key finishes it, with nothing to ask (the memory itself is gone)
     const finished = ok(await memory(dir, "rm", KEY));
     expect(finished.stdout).toBe(`finished a removal of memory project:"${KEY}" cut short earlier (.vvm/memory/k-oncall_3apayments was already gone)\n`);
