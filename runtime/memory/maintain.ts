@@ -237,20 +237,33 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
   }
   const removed: Removed = { files: [], bytes: 0, finished: 0 };
   await removeAside(fs, aside, removed);
-  removed.finished = await finishRemovals(loc, fs);
+  removed.finished = await finishRemovals(loc, o.warn, fs);
   return removed;
 }
 
-/** Finish what earlier removals of this memory took aside and left (killed part-way); how many there were. */
-export async function finishRemovals(loc: MemoryLocation, fs: MemoryFs = nodeFs): Promise<number> {
+/**
+ * Finish what earlier removals of this memory took aside and left (killed part-way); how many it finished.
+ * One it must not enter (a link, a file: none an rm made) is left and said through `warn`, and stops
+ * neither the others nor the removal of the memory itself.
+ */
+export async function finishRemovals(loc: MemoryLocation, warn: (message: string) => void, fs: MemoryFs = nodeFs): Promise<number> {
   let left: RemovalLeft[];
   try {
     left = (await removalsLeft(loc.root, fs)).filter((r) => r.name === path.basename(loc.dir));
   } catch (err) {
     throw new ToolError(`${label(loc)}: cannot read ${loc.root} (${code(err)})`, "refused");
   }
-  for (const r of left) await removeAside(fs, r.path, { files: [], bytes: 0, finished: 0 });
-  return left.length;
+  let finished = 0;
+  for (const r of left) {
+    try {
+      await removeAside(fs, r.path, { files: [], bytes: 0, finished: 0 });
+      finished++;
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      warn(err.message);
+    }
+  }
+  return finished;
 }
 
 /**

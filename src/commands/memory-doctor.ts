@@ -114,7 +114,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     const removals: { key: string | null; name: string; dir: string; finished: boolean }[] = [];
     const left = await removalsLeft(w.root, nodeFs);
     // (finishRemovals finishes every leftover of one memory)
-    if (fix) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) });
+    if (fix) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) }, opts.warn);
     for (const r of left) removals.push({ key: r.key, name: r.name, dir: path.basename(r.path), finished: fix && (await nodeFs.inspect(r.path)) === null });
     const healthy = unreadable.length === 0 && reports.every((r) => r.healthy) && removals.every((r) => r.finished);
     emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: removals.map(({ key, dir, finished }) => ({ key, dir, finished })) }, () => {

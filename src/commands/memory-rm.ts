@@ -1,7 +1,7 @@
 // `vvm memory rm KEY`: remove a memory's whole directory, after a person confirms it on a terminal
 // (--yes instead, anywhere else), under the memory's lock (runtime/memory/maintain.ts does the work).
 import { vvmLine } from "../printable.ts";
-import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
+import { displayPath, EXIT, UsageError, warningLine, type CliIO } from "../io.ts";
 import type { Inspection } from "../../runtime/memory/inspect.ts";
 import { emit, inspectKey, label, locate, memoryCommand, MissingMemory, size, toolOptions, type WriteFlags } from "./memory.ts";
 
@@ -15,7 +15,7 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
       i = await inspectKey(key, flags, io);
     } catch (err) {
       // no memory, but what an earlier rm of it took aside and left (killed part-way): that rm is finished
-      const finished = err instanceof MissingMemory ? await finishRemovals(locate(key, flags, io)) : 0;
+      const finished = err instanceof MissingMemory ? await finishRemovals(locate(key, flags, io), (m) => io.stderr.write(warningLine(io, m))) : 0;
       if (finished === 0) throw err;
       const loc = locate(key, flags, io);
       return emit(io, flags, { key: loc.key, scope: loc.scope, dir: loc.dir, removed: [], bytes: 0, finished }, () => `finished ${finished === 1 ? "a removal" : `${finished} removals`} of ${label(loc)} cut short earlier (${displayPath(loc.dir, io)} was already gone)\n`);

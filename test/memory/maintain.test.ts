@@ -567,6 +567,30 @@ describe("vvm memory rm", () => {
     const none = await memory(dir, "rm", KEY, "--yes");
     expect(none.stderr).toMatch(/^vvm: no memory project:"oncall:payments" in \.vvm\/memory/);
   });
+
+  it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
+    const dir = await builtProject();
+    const mem = memDir(dir, KEY);
+    const root = path.dirname(mem);
+    const outside = path.join(dir, "outside");
+    await mkdir(outside);
+    await writeFile(path.join(outside, "precious.txt"), "keep me");
+    // planted by a repository: sorted before the real leftover
+    await symlink(outside, path.join(root, ".rm-k-oncall_3apayments.000000000000"));
+    await mkdir(path.join(root, ".rm-k-oncall_3apayments.111111111111"));
+    await writeFile(path.join(root, ".rm-k-oncall_3apayments.111111111111", "digest.md"), "old");
+    const res = ok(await memory(dir, "rm", KEY, "--yes"));
+    expect(res.stdout).toMatch(/^removed memory project:"oncall:payments" .*\n\(and finished a removal of it cut short earlier\)\n$/);
+    expect(res.stderr).toMatch(/^vvm: warning: .*\.rm-k-oncall_3apayments\.000000000000 is not a directory of its own; remove it by hand \(rm never follows a link\)\n$/);
+    await expect(lstat(mem)).rejects.toThrow(/ENOENT/);
+    expect(await readdir(root)).toEqual([".rm-k-oncall_3apayments.000000000000"]);
+    expect(await readFile(path.join(outside, "precious.txt"), "utf8")).toBe("keep me");
+    // with nothing else left to remove: the same word, and no memory
+    const again = await memory(dir, "rm", KEY, "--yes");
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^vvm: warning: .* is not a directory of its own; .*\nvvm: no memory project:"oncall:payments" in \.vvm\/memory/);
+    noStack(again);
+  });
 });
 
 describe("vvm memory doctor", () => {
