@@ -389,8 +389,16 @@ export const nodeFs: MemoryFs = {
     try {
       await unlinkAsync(file);
     } catch (err) {
-      if (errno(err) === "EISDIR" || errno(err) === "EPERM") rmdirSync(file);
-      else if (!isENOENT(err)) throw err;
+      if (errno(err) !== "EISDIR" && errno(err) !== "EPERM") {
+        if (!isENOENT(err)) throw err;
+        return;
+      }
+      try {
+        rmdirSync(file);
+      } catch (e) {
+        // another remover (a second rm finishing the same leftover) took it meanwhile
+        if (!isENOENT(e)) throw e;
+      }
     }
   },
   async inspect(file) {

@@ -308,10 +308,18 @@ async function removeTree(fs: MemoryFs, dir: string, name: string, realDir: stri
   const st = await fs.inspect(file);
   if (st === null) return;
   if (st.type === "dir") {
-    // only a directory that really lies inside the memory's directory is entered
-    const rel = path.relative(realDir, realpathSync.native(file));
-    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) throw new ToolError(`${name} resolves outside the memory directory; removed nothing more`, "refused");
-    for (const inner of await fs.list(file)) await removeTree(fs, dir, path.join(name, inner), realDir, removed);
+    let inner: string[];
+    try {
+      // only a directory that really lies inside the memory's directory is entered
+      const rel = path.relative(realDir, realpathSync.native(file));
+      if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) throw new ToolError(`${name} resolves outside the memory directory; removed nothing more`, "refused");
+      inner = await fs.list(file);
+    } catch (err) {
+      // another rm finishing the same leftover removed it meanwhile
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw err;
+    }
+    for (const entry of inner) await removeTree(fs, dir, path.join(name, entry), realDir, removed);
   }
   await fs.remove(file);
   removed.files.push(st.type === "dir" ? `${name}/` : name);

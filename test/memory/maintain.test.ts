@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
-import { doctorMemory, forgetFacts, removeMemory } from "../../runtime/memory/maintain.ts";
+import { doctorMemory, finishRemovals, forgetFacts, removeMemory } from "../../runtime/memory/maintain.ts";
 import { ATTEMPTS } from "../../runtime/memory/inspect.ts";
 import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
@@ -566,6 +566,39 @@ describe("vvm memory rm", () => {
     expect(await readdir(root)).toEqual([]);
     const none = await memory(dir, "rm", KEY, "--yes");
     expect(none.stderr).toMatch(/^vvm: no memory project:"oncall:payments" in \.vvm\/memory/);
+  });
+
+  it("two rm finishing the same leftover at once: a subdirectory the other one removed meanwhile is no error", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    const left = path.join(root, ".rm-k-oncall_3apayments.0123456789ab");
+    for (const sub of ["a", "b"]) {
+      await mkdir(path.join(left, sub), { recursive: true });
+      await writeFile(path.join(left, sub, "f"), "x");
+    }
+    // the other rm removes each subdirectory right after this one saw it
+    const raced: MemoryFs = {
+      ...nodeFs,
+      async inspect(file) {
+        const st = await nodeFs.inspect(file);
+        if (st?.type === "dir" && path.dirname(file) === left) await rm(file, { recursive: true });
+        return st;
+      },
+    };
+    const warned: string[] = [];
+    expect(await finishRemovals(resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), (m) => warned.push(m), raced)).toBe(1);
+    expect(warned).toEqual([]);
+    expect((await readdir(root)).filter((n) => n.startsWith(".rm-"))).toEqual([]);
+  });
+
+  it("two rm removing the same emptied directory at once: the one that finds it gone is no error", async () => {
+    const empty = path.join(base, "emptied");
+    for (let round = 0; round < 5; round++) {
+      await mkdir(empty);
+      // each finds a directory (unlink: EISDIR), then all but one find it gone when they remove it
+      await Promise.all(Array.from({ length: 16 }, () => nodeFs.remove(empty)));
+      expect(existsSync(empty)).toBe(false);
+    }
   });
 
   it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
