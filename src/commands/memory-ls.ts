@@ -1,5 +1,6 @@
 // `vvm memory ls`: every memory under the scope's root, with its size, last use and health.
 import { displayPath, type CliIO } from "../io.ts";
+import { printable } from "../printable.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import path from "node:path";
 import { listMemories, removalsLeft, type Listed } from "../../runtime/memory/inspect.ts";
@@ -30,7 +31,12 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
     const json = { scope: w.scope, root: w.root, memories: found, removals_cut_short: left };
     return emit(io, flags, json, () => {
       const root = displayPath(w.root, io);
-      const after = left.map((r) => `(an rm of ${r.key === null ? r.dir : `"${r.key}"`} was cut short and left ${r.dir}: ${r.key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${JSON.stringify(r.key)} --yes finishes it`})\n`).join("");
+      // a name a repository ships may hold a line break, in the name or in the key it decodes to: escaped, as in
+      // the rows above, so it cannot pass for a row
+      const after = left
+        .map(({ key, dir }) => ({ key: key === null ? null : JSON.stringify(key), dir: printable(dir, false) }))
+        .map(({ key, dir }) => `(an rm of ${key ?? dir} was cut short and left ${dir}: ${key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${key} --yes finishes it`})\n`)
+        .join("");
       if (found.length === 0) return `no memories in ${root} (${w.scope} scope)\n${after}`;
       const rows = found.map((m) => [
         m.key ?? `(unknown key) ${m.dir}`,

@@ -601,6 +601,21 @@ describe("vvm memory rm", () => {
     }
   });
 
+  it("ls shows a leftover's name on its own line, a line break in it escaped as in the memories' rows", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    // a name a repository ships, to pass for a healthy memory in the listing
+    await mkdir(path.join(root, ".rm-k-x\n  fake:key  9 entries  ok\n.0"));
+    // and one whose name decodes to a key with a line break
+    await mkdir(path.join(root, ".rm-k-a_0ab.0"));
+    const ls = ok(await memory(dir, "ls"));
+    expect(ls.stdout.split("\n").slice(-3)).toEqual([
+      '(an rm of "a\\nb" was cut short and left .rm-k-a_0ab.0: vvm memory rm "a\\nb" --yes finishes it)',
+      "(an rm of .rm-k-x\\u000a  fake:key  9 entries  ok\\u000a.0 was cut short and left .rm-k-x\\u000a  fake:key  9 entries  ok\\u000a.0: vvm memory rm of its key finishes it)",
+      "",
+    ]);
+  });
+
   it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
