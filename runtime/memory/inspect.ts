@@ -71,7 +71,7 @@ export const ATTEMPTS = 40;
 export const PAUSE_MS = 25;
 
 /**
- * What the memory at `loc` holds, or null when it does not exist. Readings are repeated while the files
+ * What the memory at `loc` holds, or null when it does not exist (or stops existing while it is read). Readings are repeated while the files
  * change under them or a call holding the lock is half-way through a commit (a torn last line, a digest
  * one entry behind), for about a second; after that the memory is described as found.
  */
@@ -89,7 +89,13 @@ export async function inspectMemory(loc: MemoryLocation, opts: InspectOptions): 
   let found: Inspection;
   for (let attempt = 1; ; attempt++) {
     const before = await fingerprint(fs, files);
-    found = await readOnce(loc, files, opts);
+    try {
+      found = await readOnce(loc, files, opts);
+    } catch (err) {
+      // taken aside by an rm (or removed) while it was read: no memory, as if it had not been found
+      if (err instanceof InspectError && (await fs.inspect(loc.dir)) === null) return null;
+      throw err;
+    }
     const settled = before === (await fingerprint(fs, files)) && !(found.locked && midCommit(found));
     if (settled || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, opts.signal))) break;
   }

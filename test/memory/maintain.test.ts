@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { doctorMemory, finishRemovals, forgetFacts, removeMemory } from "../../runtime/memory/maintain.ts";
-import { ATTEMPTS } from "../../runtime/memory/inspect.ts";
+import { ATTEMPTS, inspectMemory } from "../../runtime/memory/inspect.ts";
 import { obj } from "../../runtime/values.ts";
 import { useStandin, useTempDir } from "../support/fixtures.ts";
 import { resolveBinding, sha256 } from "../../runtime/memory/keys.ts";
@@ -614,6 +614,20 @@ describe("vvm memory rm", () => {
       "(an rm of .rm-k-x\\u000a  fake:key  9 entries  ok\\u000a.0 was cut short and left .rm-k-x\\u000a  fake:key  9 entries  ok\\u000a.0: vvm memory rm of its key finishes it)",
       "",
     ]);
+  });
+
+  it("a memory an rm takes aside while another command reads it is no memory, not one that 'cannot be read (ENOENT)'", async () => {
+    const dir = await builtProject();
+    const loc = resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME);
+    // the other rm's rename lands between finding the directory and listing it
+    const vanishing: MemoryFs = {
+      ...nodeFs,
+      async list(d) {
+        if (d === loc.dir) await rm(d, { recursive: true });
+        return nodeFs.list(d);
+      },
+    };
+    expect(await inspectMemory(loc, { fs: vanishing, signal: new AbortController().signal })).toBeNull();
   });
 
   it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
