@@ -296,18 +296,25 @@ async function removeAside(fs: MemoryFs, aside: string, removed: Removed): Promi
   removed.files.push(".");
 }
 
+const MAX_DEPTH = 32;
+
 const ORDER = ["ledger.jsonl", "recall.jsonl", "digest.md", "meta.json"];
 const order = (name: string) => {
   const i = ORDER.indexOf(name);
   return i < 0 ? ORDER.length : i;
 };
 
-/** Remove `name` under the memory's directory, never following a link; a real subdirectory is emptied first. */
+/**
+ * Remove `name` under the memory's directory, never following a link; a real subdirectory is emptied first,
+ * down to MAX_DEPTH folders (the runtime makes none: each level's check resolves the whole path again, so a
+ * tree a repository ships 2,000 folders deep took a minute and a half of system time, then failed).
+ */
 async function removeTree(fs: MemoryFs, dir: string, name: string, realDir: string, removed: Removed): Promise<void> {
   const file = path.join(dir, name);
   const st = await fs.inspect(file);
   if (st === null) return;
   if (st.type === "dir") {
+    if (name.split(path.sep).length > MAX_DEPTH) throw new ToolError(`${path.join(dir, name.split(path.sep)[0])} holds folders more than ${MAX_DEPTH} deep; removed nothing more (remove it by hand)`, "refused");
     let inner: string[];
     try {
       // only a directory that really lies inside the memory's directory is entered

@@ -630,6 +630,17 @@ describe("vvm memory rm", () => {
     expect(await inspectMemory(loc, { fs: vanishing, signal: new AbortController().signal })).toBeNull();
   });
 
+  it("a tree nested deeper than any rm enters is left with a word, not walked for minutes", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    const left = path.join(root, ".rm-k-oncall_3apayments.0123456789ab");
+    await mkdir(path.join(left, ...Array<string>(40).fill("d")), { recursive: true });
+    const warned: string[] = [];
+    expect(await finishRemovals(resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), (m) => warned.push(m))).toBe(0);
+    expect(warned).toEqual([`${path.join(left, "d")} holds folders more than 32 deep; removed nothing more (remove it by hand)`]);
+    expect(existsSync(left)).toBe(true);
+  });
+
   it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
     const dir = await builtProject();
     const mem = memDir(dir, KEY);
