@@ -243,8 +243,8 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
 
 /**
  * Finish what earlier removals of this memory took aside and left (killed part-way); how many it finished.
- * One it must not enter (a link, a file: none an rm made) is left and said through `warn`, and stops
- * neither the others nor the removal of the memory itself.
+ * One it must not enter (a link, a file: none an rm made) or cannot remove (a path too long) is left and
+ * said through `warn`, and stops neither the others nor the removal of the memory itself.
  */
 export async function finishRemovals(loc: MemoryLocation, warn: (message: string) => void, fs: MemoryFs = nodeFs): Promise<number> {
   let left: RemovalLeft[];
@@ -259,8 +259,7 @@ export async function finishRemovals(loc: MemoryLocation, warn: (message: string
       await removeAside(fs, r.path, { files: [], bytes: 0, finished: 0 });
       finished++;
     } catch (err) {
-      if (!(err instanceof ToolError)) throw err;
-      warn(err.message);
+      warn(err instanceof ToolError ? err.message : `${r.path} could not be removed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); remove it by hand`);
     }
   }
   return finished;

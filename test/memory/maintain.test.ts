@@ -2,6 +2,7 @@
 // provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
 // command and the user, never through a link, never a stack trace.
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -639,6 +640,27 @@ describe("vvm memory rm", () => {
     expect(await finishRemovals(resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME), (m) => warned.push(m))).toBe(0);
     expect(warned).toEqual([`${path.join(left, "d")} holds folders more than 32 deep; removed nothing more (remove it by hand)`]);
     expect(existsSync(left)).toBe(true);
+  });
+
+  it("a leftover that fails part-way (a path too long for the system) is left with a word; the memory is still said removed", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    const left = path.join(root, ".rm-k-oncall_3apayments.0123456789ab");
+    // 20 folders of 250 characters: a path past the 4,096 bytes the system takes, well within 32 deep (made a
+    // folder at a time, each from the one before)
+    await mkdir(left);
+    const python = (code: string) => execFileSync("python3", ["-c", code, left]);
+    python("import os, sys\nos.chdir(sys.argv[1])\nfor i in range(20):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)");
+    try {
+      const res = await memory(dir, "rm", KEY, "--yes");
+      noStack(res);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(/^removed memory project:"oncall:payments" /);
+      expect(res.stderr).toMatch(/^vvm: warning: .*\.rm-k-oncall_3apayments\.0123456789ab could not be removed \(ENAMETOOLONG\); remove it by hand\n$/);
+    } finally {
+      // (what the test folder's removal cannot do either)
+      python("import shutil, sys\nshutil.rmtree(sys.argv[1])");
+    }
   });
 
   it("a leftover it must not enter (a link, a file) is left, said, and hides neither the memory's removal nor the other leftovers", async () => {
