@@ -2,6 +2,7 @@
 // can be repaired under the lock and records it in the ledger (runtime/memory/doctor.ts, maintain.ts).
 // Exit 0 when no problem is left, 1 when one is (or the memory does not exist).
 import path from "node:path";
+import { printable } from "../printable.ts";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { Finding } from "../../runtime/memory/doctor.ts";
@@ -122,7 +123,8 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
       for (const r of removals) {
-        const what = `an rm of ${r.key === null ? `memory directory ${r.name}` : `"${r.key}"`} was cut short and left ${r.dir}`;
+        // a name a repository ships may hold a line break, in the name or in the key it decodes to: escaped, so it cannot pass for a line of the report
+        const what = `an rm of ${r.key === null ? `memory directory ${printable(r.name, false)}` : JSON.stringify(r.key)} was cut short and left ${printable(r.dir, false)}`;
         out += r.finished ? `${what}: finished (removed)\n` : `problem: ${what}\n      --fix will finish removing it\n`;
       }
       return out;

@@ -617,6 +617,21 @@ describe("vvm memory rm", () => {
     ]);
   });
 
+  it("doctor shows a leftover's name and key on one line, a line break in them escaped", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    await mkdir(path.join(root, ".rm-k-x\nmemory project:\"fake\": healthy\n.0"));
+    await mkdir(path.join(root, ".rm-k-a_0ab.0"));
+    const doctor = await memory(dir, "doctor");
+    expect(doctor.stdout.split("\n").slice(1)).toEqual([
+      'problem: an rm of "a\\nb" was cut short and left .rm-k-a_0ab.0',
+      "      --fix will finish removing it",
+      'problem: an rm of memory directory k-x\\u000amemory project:"fake": healthy\\u000a was cut short and left .rm-k-x\\u000amemory project:"fake": healthy\\u000a.0',
+      "      --fix will finish removing it",
+      "",
+    ]);
+  });
+
   it("a memory an rm takes aside while another command reads it is no memory, not one that 'cannot be read (ENOENT)'", async () => {
     const dir = await builtProject();
     const loc = resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME);
