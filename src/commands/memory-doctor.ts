@@ -125,7 +125,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       for (const r of removals) {
         // a name a repository ships may hold a line break, in the name or in the key it decodes to: escaped, so it cannot pass for a line of the report
         const what = `an rm of ${r.key === null ? `memory directory ${printable(r.name, false)}` : JSON.stringify(r.key)} was cut short and left ${printable(r.dir, false)}`;
-        out += r.finished ? `${what}: finished (removed)\n` : `problem: ${what}\n      --fix will finish removing it\n`;
+        out += r.finished ? `${what}: finished (removed)\n` : `problem: ${what}\n      ${fix ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
       }
       return out;
     });

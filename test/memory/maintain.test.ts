@@ -632,6 +632,18 @@ describe("vvm memory rm", () => {
     ]);
   });
 
+  it("doctor --fix that could not finish a leftover (a link: never followed) says so, not that --fix will finish it", async () => {
+    const dir = await builtProject();
+    const root = path.dirname(memDir(dir, KEY));
+    const outside = path.join(dir, "outside");
+    await mkdir(outside);
+    await symlink(outside, path.join(root, ".rm-k-oncall_3apayments.0123456789ab"));
+    const fixed = await memory(dir, "doctor", "--fix");
+    expect(fixed.code).toBe(1);
+    expect(fixed.stdout).toMatch(/\nproblem: an rm of "oncall:payments" was cut short and left \.rm-k-oncall_3apayments\.0123456789ab\n {6}--fix could not remove it: remove it by hand \(the warning on stderr says why\)\n$/);
+    expect(fixed.stderr).toMatch(/^vvm: warning: .*\.rm-k-oncall_3apayments\.0123456789ab is not a directory of its own; remove it by hand \(rm never follows a link\)\n$/);
+  });
+
   it("a memory an rm takes aside while another command reads it is no memory, not one that 'cannot be read (ENOENT)'", async () => {
     const dir = await builtProject();
     const loc = resolveBinding(obj({ scope: "project", key: KEY }), dir, HOME);
