@@ -67,9 +67,11 @@ const REMOVAL = ".rm-";
 
 /** The name of the memory directory an entry of the root holds while it is removed, or null when it is no such entry. */
 export function removedName(entry: string): string | null {
-  const dot = entry.lastIndexOf(".");
-  return entry.startsWith(REMOVAL) && dot > REMOVAL.length ? entry.slice(REMOVAL.length, dot) : null;
+  const m = REMOVED.exec(entry);
+  return m === null ? null : m[1];
 }
+/** `.rm-`, a memory directory's name, `.`, the random part: anything else under the root is not an rm's, and never touched. */
+const REMOVED = new RegExp(`^${REMOVAL.replace(".", "\\.")}(${PREFIX}[a-z0-9_-]+)\\.[0-9a-f]+$`);
 
 /** The key an encoded name stands for, or null when the name is not ours or was shortened with a hash. */
 export function unescapeKey(name: string): string | null {

@@ -236,20 +236,28 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
     await got.lock.release();
   }
   const removed: Removed = { files: [], bytes: 0, finished: 0 };
-  await removeAside(fs, aside, removed);
-  removed.finished = await finishRemovals(loc, o.warn, fs);
+  // the memory is gone from here on, whatever stops the removal of its files (a tree too deep, a path too
+  // long): that is said, and left aside for the next rm or doctor --fix, as a kill would leave it
+  await removeAside(fs, aside, removed).catch((err: unknown) => o.warn(asideFailure(aside, err)));
+  removed.finished = await finishRemovals(loc, o.warn, fs, aside);
   return removed;
+}
+
+/** Why what an rm took aside could not be removed, for a warning. */
+function asideFailure(aside: string, err: unknown): string {
+  return err instanceof ToolError ? err.message : `${aside} could not be removed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); remove it by hand`;
 }
 
 /**
  * Finish what earlier removals of this memory took aside and left (killed part-way); how many it finished.
  * One it must not enter (a link, a file: none an rm made) or cannot remove (a path too long) is left and
- * said through `warn`, and stops neither the others nor the removal of the memory itself.
+ * said through `warn`, and stops neither the others nor the removal of the memory itself. `besides`: the one
+ * this rm took aside itself, already tried.
  */
-export async function finishRemovals(loc: MemoryLocation, warn: (message: string) => void, fs: MemoryFs = nodeFs): Promise<number> {
+export async function finishRemovals(loc: MemoryLocation, warn: (message: string) => void, fs: MemoryFs = nodeFs, besides?: string): Promise<number> {
   let left: RemovalLeft[];
   try {
-    left = (await removalsLeft(loc.root, fs)).filter((r) => r.name === path.basename(loc.dir));
+    left = (await removalsLeft(loc.root, fs)).filter((r) => r.name === path.basename(loc.dir) && r.path !== besides);
   } catch (err) {
     throw new ToolError(`${label(loc)}: cannot read ${loc.root} (${code(err)})`, "refused");
   }
@@ -259,7 +267,7 @@ export async function finishRemovals(loc: MemoryLocation, warn: (message: string
       await removeAside(fs, r.path, { files: [], bytes: 0, finished: 0 });
       finished++;
     } catch (err) {
-      warn(err instanceof ToolError ? err.message : `${r.path} could not be removed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); remove it by hand`);
+      warn(asideFailure(r.path, err));
     }
   }
   return finished;
