@@ -1,52 +1,13 @@
 // A full disk while repairing a torn ledger tail: the repair entry is written, or the tail is left
 // exactly as it was. Needs a tiny tmpfs, so it runs as root only (as CI does) and says why it skips.
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isErrorValue } from "../../runtime/values.ts";
 import { binding, ledger, makeStore, memDir, patchLine, prov } from "./helpers.ts";
+import { fill, useTinyDisk } from "../support/tiny-disk.ts";
 
-let mount: string | null = null;
-let why = "";
-beforeAll(() => {
-  if (process.platform !== "linux" || process.getuid?.() !== 0) {
-    why = "needs root on Linux to mount a tmpfs";
-    return;
-  }
-  const dir = mkdtempSync(path.join(os.tmpdir(), "vvm-full-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "pipe" });
-    mount = dir;
-  } catch (err) {
-    why = `mount -t tmpfs failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`;
-    rmSync(dir, { recursive: true, force: true });
-  }
-  if (mount === null) process.stdout.write(`disk-full tests skipped: ${why}\n`);
-});
-afterAll(() => {
-  if (mount === null) return;
-  execFileSync("umount", [mount]);
-  rmSync(mount, { recursive: true, force: true });
-});
-
-/** Fill the file system to the last byte. */
-function fill(dir: string): string {
-  const file = path.join(dir, "filler");
-  const block = Buffer.alloc(4096, 1);
-  writeFileSync(file, "");
-  for (let n = 4096; n >= 1; n = Math.floor(n / 2)) {
-    for (;;) {
-      try {
-        writeFileSync(file, block.subarray(0, n), { flag: "a" });
-      } catch {
-        break;
-      }
-    }
-  }
-  return file;
-}
+const tinyDisk = useTinyDisk("disk-full tests");
 
 async function open(entryDir: string) {
   const { store, warnings } = makeStore(entryDir);
@@ -56,6 +17,7 @@ async function open(entryDir: string) {
 
 describe("disk full during torn-tail repair", () => {
   it("leaves the torn tail untouched when the repair entry does not fit, and repairs once there is room", async (ctx) => {
+    const mount = tinyDisk();
     if (mount === null) return ctx.skip();
     const entryDir = mkdtempSync(path.join(mount, "p-"));
     const mem = memDir(entryDir, "k");
@@ -85,6 +47,7 @@ describe("disk full during torn-tail repair", () => {
   });
 
   it("repairs on a full disk when the torn tail is longer than the repair entry", async (ctx) => {
+    const mount = tinyDisk();
     if (mount === null) return ctx.skip();
     const entryDir = mkdtempSync(path.join(mount, "p-"));
     const mem = memDir(entryDir, "k");

@@ -2,15 +2,15 @@
 // limit, a kill) leaves the user's file as it was, never cut short or empty (spec/agent-calls.md §8).
 // The file size limit (EFBIG) needs no privilege; a full disk (ENOSPC) needs a tiny tmpfs, so root on Linux.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { chmod, chown, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NO_PERMISSIONS } from "../../runtime/tools/permissions.ts";
 import { Toolbox } from "../../runtime/tools/toolbox.ts";
 import { ROOT, testEnv } from "../support/cli.ts";
 import { useFreshDirs } from "../support/fixtures.ts";
+import { fill, useTinyDisk } from "../support/tiny-disk.ts";
 
 const fresh = useFreshDirs("vvm-write-failure-");
 
@@ -30,22 +30,6 @@ function project(files: Record<string, string>): string {
   execFileSync("mkdir", ["-p", path.join(dir, "out")]);
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, "out", name), text);
   return dir;
-}
-
-/** Fill the file system at `dir` to the last byte (a file `filler` in it). */
-function fill(dir: string): void {
-  const file = path.join(dir, "filler");
-  const block = Buffer.alloc(4096, 1);
-  writeFileSync(file, "");
-  for (let n = 4096; n >= 1; n = Math.floor(n / 2)) {
-    for (;;) {
-      try {
-        writeFileSync(file, block.subarray(0, n), { flag: "a" });
-      } catch {
-        break;
-      }
-    }
-  }
 }
 
 const ORIGINAL = "# Notes\n" + "the user's notes\n".repeat(20); // 348 bytes
@@ -80,32 +64,17 @@ describe("a write that fails part-way", () => {
   });
 
   describe("on a full disk (ENOSPC)", () => {
-    let mount: string | null = null;
-    beforeAll(() => {
-      if (process.platform !== "linux" || process.getuid?.() !== 0) return;
-      const at = mkdtempSync(path.join(os.tmpdir(), "vvm-full-"));
-      try {
-        execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", at], { stdio: "pipe" });
-        mount = at;
-      } catch (err) {
-        process.stdout.write(`ENOSPC tests skipped: mount -t tmpfs failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}\n`);
-        rmSync(at, { recursive: true, force: true });
-      }
-    });
-    afterAll(() => {
-      if (mount === null) return;
-      execFileSync("umount", [mount]);
-      rmSync(mount, { recursive: true, force: true });
-    });
+    const tinyDisk = useTinyDisk("ENOSPC tests");
 
     it("write_file and edit_file of a file larger than the room left: the file is as it was (root on Linux: a tmpfs)", async (ctx) => {
+      const mount = tinyDisk();
       if (mount === null) return ctx.skip();
-      const dir = path.join(mount!, "prog");
+      const dir = path.join(mount, "prog");
       await mkdir(path.join(dir, "out"), { recursive: true });
       const file = path.join(dir, "out", "notes.md");
       const original = "# Notes\n" + "the user's notes\n".repeat(3000); // 51 KB
       await writeFile(file, original);
-      fill(mount!);
+      fill(mount);
       // longer than the old file: in place, the write ran out of room part-way and cut the file short
       const full = "an agent's report\n".repeat(6000);
       expect(await use(dir, "write_file", { path: "out/notes.md", content: full })).toEqual({
@@ -119,7 +88,7 @@ describe("a write that fails part-way", () => {
       expect(await readFile(file, "utf8")).toBe(original);
       expect(readdirSync(path.join(dir, "out"))).toEqual(["notes.md"]);
       // with room again, the same write lands
-      rmSync(path.join(mount!, "filler"));
+      rmSync(path.join(mount, "filler"));
       expect(await use(dir, "write_file", { path: "out/notes.md", content: full })).toEqual({ isError: false, content: `wrote ${full.length} bytes to out/notes.md (replaced)` });
       expect(await readFile(file, "utf8")).toBe(full);
     });
