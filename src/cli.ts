@@ -259,12 +259,14 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   const inProject = (c: Command) => c.option("--dir <dir>", "the project directory, where the program and its .vvm/ are (default: the current directory)", nonBlank);
   inProject(runs.command("ls").description("the project's runs, oldest first: id, status, start time, bindings, program"))
     .argument("[dir]", "the project directory, as --dir gives it (default: the current directory)")
+    .option("--json", "one JSON document on stdout")
     .action(async (dir: string | undefined, flags: RunsFlags) => {
       const { runsLs } = await import("./commands/runs-ls.ts");
       exitCode = await runsLs(dir, flags, io);
     });
   inProject(runs.command("show").description("a run's status, its bindings with their summaries, and its trace"))
     .argument("<run-id>", "the run's id (or a prefix naming one run)")
+    .option("--json", "one JSON document on stdout")
     .action(async (id: string, flags: RunsFlags) => {
       const { runsShow } = await import("./commands/runs-show.ts");
       exitCode = await runsShow(id, flags, io);

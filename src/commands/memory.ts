@@ -210,7 +210,7 @@ export function seqArg(text: string, name: string): number {
 }
 
 /** One JSON document on stdout with --json, the readable text otherwise. */
-export function emit(io: CliIO, flags: WhereFlags, json: unknown, text: () => string): number {
+export function emit(io: CliIO, flags: { json?: boolean }, json: unknown, text: () => string): number {
   // memory holds what models and people wrote: no control sequence of theirs reaches the terminal (JSON
   // escapes C0 itself; C1 and bidi controls, only ever inside its strings, become \u escapes there)
   io.stdout.write(printable(flags.json ? JSON.stringify(json, null, 2) + "\n" : text()));

@@ -5,8 +5,8 @@ import path from "node:path";
 import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
 import { RUNS_DIR } from "../../runtime/state/run-dir.ts";
 import { printable } from "../printable.ts";
-import { columns, shortTime } from "./memory.ts";
-import { runsCommand, statusOf, type RunsFlags } from "./runs.ts";
+import { columns, emit, shortTime } from "./memory.ts";
+import { runJson, runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
 /** `vvm runs ls [DIR]`: the folder as an argument, or as --dir like the other `vvm runs` commands, not both. */
 export function runsLs(dir: string | undefined, flags: RunsFlags, io: CliIO): Promise<number> {
@@ -15,6 +15,7 @@ export function runsLs(dir: string | undefined, flags: RunsFlags, io: CliIO): Pr
     const project = projectDir(flags.dir ?? dir, io);
     const runs = await listRuns(project);
     const root = runsRoot(project);
+    if (flags.json) return emit(io, flags, { root, runs: runs.map((r) => runJson(r)) }, () => "");
     if (runs.length === 0) {
       const odd = root === null ? notAFolder(project) : null;
       // a link is never followed into: said, so an empty list is not taken for the runs behind it

@@ -8,6 +8,13 @@ import { vvmLine } from "../printable.ts";
 export interface RunsFlags {
   /** the project directory: where the program (and its .vvm/) is; default the current directory */
   dir?: string;
+  /** one JSON document on stdout (ls, show) */
+  json?: boolean;
+}
+
+/** A run as `--json` gives it: state.md's header as read (null where it says nothing), and where the run is. */
+export function runJson(r: RunSummary) {
+  return { id: r.id, dir: r.dir, status: r.status, state_md: r.stateRead, program: r.program, started: r.started, updated: r.updated, bindings: r.bindingCount };
 }
 
 /** A run's status as state.md says, or why there is none to say. */

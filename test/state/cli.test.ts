@@ -1,6 +1,6 @@
 // `vvm run --state filesystem` end to end: a run killed with SIGKILL leaves a readable run directory, and
 // `vvm runs ls/show/cat/prune` read (and remove) what runs left.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,6 +130,19 @@ describe("vvm runs", () => {
     expect(r.stdout).toMatch(/Completed with 1 export/);
     expect(r.stdout).not.toContain("\u001b");
     expect(r.stdout).not.toContain("\u0007");
+  });
+
+  it("ls and show --json give one JSON document, absolute paths, state.md's header as read", async () => {
+    const ls = await runCli(["runs", "ls", "--json"], { cwd: dir });
+    expect(ls.code).toBe(0);
+    const listed = JSON.parse(ls.stdout);
+    expect(listed.root).toBe(realpathSync(path.join(dir, ".vvm", "runs")));
+    expect(listed.runs.map((r: { id: string }) => r.id)).toEqual(ids);
+    expect(listed.runs[1]).toEqual({ id: ids[1], dir: path.join(listed.root, ids[1]!), status: "completed", state_md: true, program: "main.vvm", started: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updated: expect.stringMatching(/Z$/), bindings: 3 });
+    const show = JSON.parse((await runCli(["runs", "show", ids[1]!, "--json"], { cwd: dir })).stdout);
+    expect(show).toMatchObject({ ...listed.runs[1], bindings: [{ name: "notes", binding: "b000001" }, { name: "notes", binding: "b000002" }, { name: "_anon_1", binding: "b000003" }] });
+    expect(show.trace.at(-1)).toMatch(/Completed with 1 export/);
+    expect(JSON.parse((await runCli(["runs", "ls", tmp, "--json"])).stdout).runs).toEqual([]);
   });
 
   it("cat prints a binding by name (the latest of that name) or id; unknown ones exit 1", async () => {
