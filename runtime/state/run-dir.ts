@@ -61,7 +61,9 @@ export class RunDirectory {
     private readonly now: () => Date,
     private readonly state: StateFile,
     /** bindings/ as made: where every binding is written and what a ref grants, however the path reads later */
-    private readonly bindingsReal: string,
+    private readonly bindingsDir: PinnedFolder,
+    /** the run directory as made: where state.md is written */
+    private readonly runFolder: PinnedFolder,
   ) {}
 
   /** Make `.vvm/runs/<run-id>/` with program.vvm, state.md (status running), bindings/ and imports/. */
@@ -91,10 +93,10 @@ export class RunDirectory {
     const program = tableCell(path.basename(opts.entryPath), 200);
     // state.md is written only while the run directory leads where it did when made (a link swapped in for
     // it, .vvm/runs or .vvm would take the writes elsewhere), and inside it as opened then
-    const dirReal = realpathSync.native(dir);
-    const writeIn = (write: (at: string) => Promise<unknown>) => writeInside(dir, dirReal, "the run directory now leads elsewhere than when the run began, a link?", write);
-    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn, writeIn);
-    const run = new RunDirectory(id, dir, shown, fs, now, state, realpathSync.native(path.join(dir, "bindings")));
+    const runFolder = new PinnedFolder(dir, "the run directory now leads elsewhere than when the run began, a link?");
+    const state = new StateFile(fs, path.join(dir, "state.md"), id, program, started, opts.warn, (write) => runFolder.write(write));
+    const bindings = new PinnedFolder(path.join(dir, "bindings"), "bindings/ now leads elsewhere than when the run began (a link?)");
+    const run = new RunDirectory(id, dir, shown, fs, now, state, bindings, runFolder);
     run.state.trace(["Started"], started);
     await run.state.flush();
     return run;
@@ -114,7 +116,7 @@ export class RunDirectory {
    * read grant elsewhere.
    */
   private bindingsInPlace(): boolean {
-    return sameRealPath(path.join(this.dir, "bindings"), this.bindingsReal);
+    return this.bindingsDir.inPlace();
   }
 
   /**
@@ -125,7 +127,7 @@ export class RunDirectory {
   bindingsTree(programDir: string): { real: string; shown: string } | null {
     if (!this.bindingsInPlace()) return null;
     const rel = path.relative(programDir, path.join(this.dir, "bindings")).split(path.sep).join("/");
-    return { real: this.bindingsReal, shown: `${rel}/**` };
+    return { real: this.bindingsDir.real, shown: `${rel}/**` };
   }
 
   /** The Ref Reading Protocol a call passed refs gets with its system prompt. */
@@ -182,10 +184,7 @@ export class RunDirectory {
   private async write(name: string, req: BindRequest): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const bindings = path.join(this.dir, "bindings");
-        await writeInside(bindings, this.bindingsReal, "bindings/ now leads elsewhere than when the run began (a link?)", (at) =>
-          this.fs.writeAtomic(path.join(at, name), req.text, undefined, RUN_OUTPUT),
-        );
+        await this.bindingsDir.write((at) => this.fs.writeAtomic(path.join(at, name), req.text, undefined, RUN_OUTPUT));
         return null;
       } catch (err) {
         if (attempt > req.retries || !(await req.pause(attempt))) return err;
@@ -203,6 +202,8 @@ export class RunDirectory {
     this.state.setStatus(status);
     this.state.trace([note], this.now());
     await this.state.flush();
+    this.bindingsDir.close();
+    this.runFolder.close();
   }
 }
 
@@ -236,23 +237,52 @@ function sameRealPath(p: string, real: string): boolean {
   }
 }
 
-/** The tools' module, loaded with the first write rather than by every command that reads runs (import() each time asks the module loader again: ~400 µs a binding under tsx). */
+/** The tools' module, loaded with the first write rather than by every command that reads runs. */
 let sandbox: Promise<typeof import("../tools/sandbox.ts")> | undefined;
 
 /**
- * `write(at)` with `at` naming the folder at `real` (where `dir` led when the run began) as opened and checked
- * (openFolder: /proc/self/fd/N on Linux), once `dir` is seen to lead there still; else an error saying `moved`.
- * The check resolves the path and the write would resolve it again: a link swapped in between (by a command an
- * agent ran, another program) would take the write elsewhere, where the opened folder stays the one checked.
+ * A folder of the run (the run directory, bindings/), written only while its path still leads where it did
+ * when the run began, and then inside the folder as opened at the first write (openFolder: /proc/self/fd/N on
+ * Linux). The check resolves the path and a write would resolve it again: a link swapped in between (by a
+ * command an agent ran, another program) would take the write elsewhere, where the opened folder stays the one
+ * checked. Opened once for the run, not for each write (12-37 µs a binding); closed when the run finishes.
  */
-async function writeInside(dir: string, real: string, moved: string, write: (at: string) => Promise<unknown>): Promise<void> {
-  const { openFolder } = await (sandbox ??= import("../tools/sandbox.ts"));
-  const folder = sameRealPath(dir, real) ? openFolder(real) : null;
-  if (folder === null || typeof folder === "string") throw new Error(moved);
-  try {
+class PinnedFolder {
+  /** where the path led when the run began */
+  readonly real: string;
+  private opened: Promise<{ path: string; close: () => void }> | null = null;
+
+  constructor(
+    private readonly dir: string,
+    /** the error a write meets once the path leads elsewhere */
+    private readonly moved: string,
+  ) {
+    this.real = realpathSync.native(dir);
+  }
+
+  inPlace(): boolean {
+    return sameRealPath(this.dir, this.real);
+  }
+
+  async write(write: (at: string) => Promise<unknown>): Promise<void> {
+    if (!this.inPlace()) throw new Error(this.moved);
+    this.opened ??= (sandbox ??= import("../tools/sandbox.ts")).then(({ openFolder }) => {
+      const folder = openFolder(this.real);
+      if (typeof folder === "string") throw new Error(this.moved);
+      return folder;
+    });
+    const opened = this.opened;
+    // a folder that could not be opened is tried again at the next write
+    const folder = await opened.catch((err: unknown) => {
+      if (this.opened === opened) this.opened = null;
+      throw err;
+    });
     await write(folder.path);
-  } finally {
-    folder.close();
+  }
+
+  close(): void {
+    void this.opened?.then((f) => f.close(), () => {});
+    this.opened = null;
   }
 }
 
