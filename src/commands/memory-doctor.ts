@@ -2,15 +2,14 @@
 // can be repaired under the lock and records it in the ledger (runtime/memory/doctor.ts, maintain.ts).
 // Exit 0 when no problem is left, 1 when one is (or the memory does not exist).
 import path from "node:path";
-import { printable } from "../printable.ts";
 import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { Finding } from "../../runtime/memory/doctor.ts";
-import { removalsLeft } from "../../runtime/memory/inspect.ts";
+import { removalsLeft, type RemovalLeft } from "../../runtime/memory/inspect.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
-import { emit, existing, label, memoryCommand, readingWhole, toolOptions, where, type WriteFlags } from "./memory.ts";
+import { cutShort, emit, existing, label, memoryCommand, readingWhole, toolOptions, where, type WriteFlags } from "./memory.ts";
 
 export type DoctorFlags = WriteFlags & { fix?: boolean };
 
@@ -112,20 +111,19 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       }
     }
     // what an rm killed part-way left aside: the files the user meant to remove, still on disk
-    const removals: { key: string | null; name: string; dir: string; finished: boolean }[] = [];
     const left = await removalsLeft(w.root, nodeFs);
     // (finishRemovals finishes every leftover of one memory)
     if (fix) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) }, opts.warn);
-    for (const r of left) removals.push({ key: r.key, name: r.name, dir: path.basename(r.path), finished: fix && (await nodeFs.inspect(r.path)) === null });
+    const removals: { r: RemovalLeft; finished: boolean }[] = [];
+    for (const r of left) removals.push({ r, finished: fix && (await nodeFs.inspect(r.path)) === null });
     const healthy = unreadable.length === 0 && reports.every((r) => r.healthy) && removals.every((r) => r.finished);
-    emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: removals.map(({ key, dir, finished }) => ({ key, dir, finished })) }, () => {
+    const cutShortJson = removals.map(({ r, finished }) => ({ key: r.key, dir: path.basename(r.path), finished }));
+    emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: cutShortJson }, () => {
       let out = reports.length + unreadable.length + removals.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
-      for (const r of removals) {
-        // a name a repository ships may hold a line break, in the name or in the key it decodes to: escaped, so it cannot pass for a line of the report
-        const what = `an rm of ${r.key === null ? `memory directory ${printable(r.name, false)}` : JSON.stringify(r.key)} was cut short and left ${printable(r.dir, false)}`;
-        out += r.finished ? `${what}: finished (removed)\n` : `problem: ${what}\n      ${fix ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
+      for (const { r, finished } of removals) {
+        out += finished ? `${cutShort(r)}: finished (removed)\n` : `problem: ${cutShort(r)}\n      ${fix ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
       }
       return out;
     });

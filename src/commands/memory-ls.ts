@@ -1,10 +1,9 @@
 // `vvm memory ls`: every memory under the scope's root, with its size, last use and health.
 import { displayPath, type CliIO } from "../io.ts";
-import { printable } from "../printable.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import path from "node:path";
-import { listMemories, removalsLeft, type Listed } from "../../runtime/memory/inspect.ts";
-import { columns, emit, memoryCommand, shortTime, size, where, type WhereFlags } from "./memory.ts";
+import { listMemories, removalsLeft, type Listed, type RemovalLeft } from "../../runtime/memory/inspect.ts";
+import { columns, cutShort, emit, memoryCommand, shortTime, size, where, type WhereFlags } from "./memory.ts";
 
 function summary(l: Listed) {
   const i = l.inspection;
@@ -27,20 +26,17 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
     const w = where(flags, io);
     const found = (await listMemories(w.scope, w.root, { fs: nodeFs, signal: io.signal })).map(summary);
     // an rm killed part-way left a directory aside: no memory any more, but its files are still there
-    const left: { key: string | null; dir: string; folder: boolean }[] = [];
+    const left: { r: RemovalLeft; folder: boolean }[] = [];
     // (a link or a file there is no rm's: rm leaves it, and so does the advice)
-    for (const r of await removalsLeft(w.root, nodeFs)) left.push({ key: r.key, dir: path.basename(r.path), folder: (await nodeFs.inspect(r.path))?.type === "dir" });
-    const json = { scope: w.scope, root: w.root, memories: found, removals_cut_short: left.map(({ key, dir }) => ({ key, dir })) };
+    for (const r of await removalsLeft(w.root, nodeFs)) left.push({ r, folder: (await nodeFs.inspect(r.path))?.type === "dir" });
+    const json = { scope: w.scope, root: w.root, memories: found, removals_cut_short: left.map(({ r }) => ({ key: r.key, dir: path.basename(r.path) })) };
     return emit(io, flags, json, () => {
       const root = displayPath(w.root, io);
-      // a name a repository ships may hold a line break, in the name or in the key it decodes to: escaped, as in
-      // the rows above, so it cannot pass for a row
       const after = left
-        .map(({ key, dir, folder }) => ({ key: key === null ? null : JSON.stringify(key), dir: printable(dir, false), folder }))
-        .map(({ key, dir, folder }) =>
+        .map(({ r, folder }) =>
           !folder
-            ? `(${dir} is named as an rm's leftover but is not a folder, so no rm made it: remove it by hand)\n`
-            : `(an rm of ${key ?? dir} was cut short and left ${dir}: ${key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${key} --yes finishes it`})\n`,
+            ? `(${path.basename(r.path)} is named as an rm's leftover but is not a folder, so no rm made it: remove it by hand)\n`
+            : `(${cutShort(r)}: ${r.key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${JSON.stringify(r.key)} --yes finishes it`})\n`,
         )
         .join("");
       if (found.length === 0) return `no memories in ${root} (${w.scope} scope)\n${after}`;

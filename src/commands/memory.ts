@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { displayPath, EXIT, homeDir, projectDir, UsageError, warningLine, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
-import { InspectError, inspectMemory, type Inspection } from "../../runtime/memory/inspect.ts";
+import { InspectError, inspectMemory, type Inspection, type RemovalLeft } from "../../runtime/memory/inspect.ts";
 import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
 import { ToolError } from "../../runtime/memory/tool-error.ts";
 import type { ToolOptions } from "../../runtime/memory/maintain.ts";
@@ -215,6 +215,15 @@ export function emit(io: CliIO, flags: { json?: boolean }, json: unknown, text: 
   // escapes C0 itself; C1 and bidi controls, only ever inside its strings, become \u escapes there)
   io.stdout.write(printable(flags.json ? JSON.stringify(json, null, 2) + "\n" : text()));
   return EXIT.ok;
+}
+
+/**
+ * What an rm killed part-way left, as `ls` and `doctor` name it. The key is quoted as JSON (a key may hold a
+ * line break, which must not pass for a line of the listing); the names are an rm's own (removedName: letters,
+ * digits, `_`, `-`, `.`), never escaped.
+ */
+export function cutShort(r: RemovalLeft): string {
+  return `an rm of ${r.key === null ? `memory directory ${r.name}` : JSON.stringify(r.key)} was cut short and left ${path.basename(r.path)}`;
 }
 
 /** A time as the ledger writes it, shorter: `2026-01-02 03:04:05Z` (UTC, whatever the machine's zone). */
