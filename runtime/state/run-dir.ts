@@ -111,21 +111,13 @@ export class RunDirectory {
   }
 
   /**
-   * Whether bindings/ (and the folders above it) still lead where they did when the run began: a link
-   * swapped in meanwhile (by a command an agent ran, another program) would take writes and the refs'
-   * read grant elsewhere.
-   */
-  private bindingsInPlace(): boolean {
-    return this.bindingsDir.inPlace();
-  }
-
-  /**
    * What grants this run's bindings, and nothing else: bindings/'s real path as made, which the call's tools
    * never resolve again (a link swapped in later leads nowhere), named relative to `programDir` in the tools'
-   * descriptions. Null once bindings/ leads elsewhere; asked right before the call's tools are made.
+   * descriptions. Null once bindings/ leads elsewhere (a link swapped in meanwhile, by a command an agent ran
+   * or another program, would take the refs' read grant there); asked right before the call's tools are made.
    */
   bindingsTree(programDir: string): { real: string; shown: string } | null {
-    if (!this.bindingsInPlace()) return null;
+    if (!this.bindingsDir.inPlace()) return null;
     const rel = path.relative(programDir, path.join(this.dir, "bindings")).split(path.sep).join("/");
     return { real: this.bindingsDir.real, shown: `${rel}/**` };
   }
