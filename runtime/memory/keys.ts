@@ -149,7 +149,7 @@ export function resolveBinding(memory: Value, entryDir: string, homeDir: string)
   return { scope, key, root, dir };
 }
 
-/** A root that cannot hold memories (ENOTDIR): a file stands where it, or a folder above it, belongs. */
+/** A path that cannot hold memories (ENOTDIR): a file stands where it, or a folder above it, belongs. */
 export const notAFolder = (root: string) => `${root}, or a folder on the way to it, is a file, not a directory`;
 
 /**

@@ -10,7 +10,7 @@ import path from "node:path";
 import { displayPath, EXIT, homeDir, projectDir, UsageError, warningLine, type CliIO } from "../io.ts";
 import { nodeFs, NOT_REGULAR } from "../../runtime/memory/fsio.ts";
 import { InspectError, inspectMemory, type Inspection, type RemovalLeft } from "../../runtime/memory/inspect.ts";
-import { BindingError, memoryRoot, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
+import { BindingError, memoryRoot, notAFolder, resolveBinding, verifyContainment, type MemoryLocation, type MemoryScope } from "../../runtime/memory/keys.ts";
 import { ToolError } from "../../runtime/memory/tool-error.ts";
 import type { ToolOptions } from "../../runtime/memory/maintain.ts";
 import { obj } from "../../runtime/values.ts";
@@ -150,7 +150,7 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>, doin
     }
     if (e?.code === "ENOTDIR" && e.path) {
       // a --path (or a folder above it) that is a file: named as a run names it
-      say(`cannot ${doing} the memory: ${path.dirname(e.path)}, or a folder on the way to it, is a file, not a directory`);
+      say(`cannot ${doing} the memory: ${notAFolder(path.dirname(e.path))}`);
       return EXIT.missing;
     }
     if (typeof e?.code === "string") {
