@@ -1,7 +1,7 @@
 // `vvm memory rm KEY`: remove a memory's whole directory, after a person confirms it on a terminal
 // (--yes instead, anywhere else), under the memory's lock (runtime/memory/maintain.ts does the work).
 import { vvmLine } from "../printable.ts";
-import { displayPath, EXIT, UsageError, warningLine, type CliIO } from "../io.ts";
+import { displayPath, EXIT, UsageError, type CliIO } from "../io.ts";
 import type { Inspection } from "../../runtime/memory/inspect.ts";
 import { emit, inspectKey, label, locate, memoryCommand, MissingMemory, size, toolOptions, type WriteFlags } from "./memory.ts";
 
@@ -10,14 +10,16 @@ export type RmFlags = WriteFlags & { yes?: boolean };
 export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     const { finishRemovals, removeMemory } = await import("../../runtime/memory/maintain.ts");
+    const opts = toolOptions("rm", flags, io);
     let i: Inspection;
     try {
       i = await inspectKey(key, flags, io);
     } catch (err) {
+      if (!(err instanceof MissingMemory)) throw err;
       // no memory, but what an earlier rm of it took aside and left (killed part-way): that rm is finished
-      const finished = err instanceof MissingMemory ? await finishRemovals(locate(key, flags, io), (m) => io.stderr.write(warningLine(io, m))) : 0;
-      if (finished === 0) throw err;
       const loc = locate(key, flags, io);
+      const finished = await finishRemovals(loc, opts.warn);
+      if (finished === 0) throw err;
       return emit(io, flags, { key: loc.key, scope: loc.scope, dir: loc.dir, removed: [], bytes: 0, finished }, () => `finished ${finished === 1 ? "a removal" : `${finished} removals`} of ${label(loc)} cut short earlier (${displayPath(loc.dir, io)} was already gone)\n`);
     }
     const loc = i.loc;
@@ -31,7 +33,7 @@ export function memoryRm(key: string, flags: RmFlags, io: CliIO): Promise<number
         return io.signal.aborted ? EXIT.interrupted : EXIT.missing;
       }
     }
-    const r = await removeMemory(loc, toolOptions("rm", flags, io));
+    const r = await removeMemory(loc, opts);
     const files = r.files.filter((f) => f !== ".");
     const json = { key: loc.key, scope: loc.scope, dir: loc.dir, removed: files, bytes: r.bytes, finished: r.finished };
     return emit(io, flags, json, () => {
