@@ -3,10 +3,9 @@
 // belong, oversized files, the recall index. Each finding says whether `--fix` (maintain.ts: the store's
 // own recovery under the lock, then derived files rebuilt) repairs it or a person must. spec/memory.md §13.
 import path from "node:path";
-import { sleep } from "../abort.ts";
 import { indexState } from "./fact-index.ts";
 import { isOrphanName, type MemoryFs } from "./fsio.ts";
-import { ATTEMPTS, fingerprint, memoryFiles, PAUSE_MS } from "./inspect.ts";
+import { settledLook } from "./inspect.ts";
 import type { MemoryLocation } from "./keys.ts";
 import { ENTRY_KINDS, ForwardLines, MAX_ENTRY_BYTES, parseEntry, SequenceCheck, type LedgerEntry } from "./ledger.ts";
 import { DEFAULT_STALE_MS, holderName, judgeLock } from "./lock.ts";
@@ -177,18 +176,12 @@ export async function examine(loc: MemoryLocation, fs: MemoryFs, key: Buffer | n
 const MID_COMMIT = new Set(["torn-tail", "digest-interrupted", "digest-edited", "meta-stale", "meta-invalid", "recall"]);
 
 /**
- * `examine` without the lock, repeated while the files change under it or a call that holds the lock has the
- * memory looking half-way through a commit (MID_COMMIT), for about a second, as `ls` and `show` do
- * (inspect.ts); after that the memory is described as found.
+ * `examine` without the lock, taken again while the files change under it or a call that holds the lock has the
+ * memory looking half-way through a commit (MID_COMMIT), as `ls` and `show` do (settledLook, inspect.ts).
  */
-export async function examineSettled(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, signal: AbortSignal): Promise<Examination> {
-  const files = memoryFiles(loc.dir);
-  for (let attempt = 1; ; attempt++) {
-    const before = await fingerprint(fs, files);
-    const found = await examine(loc, fs, key);
-    const busy = found.findings.some((f) => f.code === "lock-held") && found.findings.some((f) => f.problem && MID_COMMIT.has(f.code));
-    if ((before === (await fingerprint(fs, files)) && !busy) || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, signal))) return found;
-  }
+export function examineSettled(loc: MemoryLocation, fs: MemoryFs, key: Buffer | null, signal: AbortSignal): Promise<Examination> {
+  const busy = (found: Examination) => found.findings.some((f) => f.code === "lock-held") && found.findings.some((f) => f.problem && MID_COMMIT.has(f.code));
+  return settledLook(fs, loc.dir, signal, () => examine(loc, fs, key), busy);
 }
 
 /** Skipped ledger lines a report names one by one. */

@@ -56,7 +56,7 @@ const errCode = (err: unknown) => {
 };
 
 /** A digest.md or ledger.jsonl that changed between two readings means a commit ran meanwhile. */
-export async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>): Promise<string> {
+async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryFiles>): Promise<string> {
   const parts: string[] = [];
   for (const f of [files.digest, files.ledger, files.meta]) {
     const id = await fs.identity(f).catch(() => null);
@@ -66,9 +66,23 @@ export async function fingerprint(fs: MemoryFs, files: ReturnType<typeof memoryF
   return parts.join(" ");
 }
 
-/** How many times a look is repeated while a commit is under way, and the pause between (doctor.ts too). */
+/** How many times a look is repeated while a commit is under way, and the pause between. */
 export const ATTEMPTS = 40;
-export const PAUSE_MS = 25;
+const PAUSE_MS = 25;
+
+/**
+ * `look()` taken without the lock, and taken again while the memory's files change under it or `busy` says a
+ * call holding the lock has the memory half-way through a commit, up to ATTEMPTS times PAUSE_MS apart (about
+ * a second; `ls`, `show` and `doctor` alike): the last look, which after that describes the memory as found.
+ */
+export async function settledLook<T>(fs: MemoryFs, dir: string, signal: AbortSignal, look: () => Promise<T>, busy: (found: T) => boolean): Promise<T> {
+  const files = memoryFiles(dir);
+  for (let attempt = 1; ; attempt++) {
+    const before = await fingerprint(fs, files);
+    const found = await look();
+    if ((before === (await fingerprint(fs, files)) && !busy(found)) || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, signal))) return found;
+  }
+}
 
 /**
  * What the memory at `loc` holds, or null when it does not exist (or stops existing while it is read). Readings are repeated while the files
@@ -86,20 +100,13 @@ export async function inspectMemory(loc: MemoryLocation, opts: InspectOptions): 
   }
   if (real === null) return null;
   const files = memoryFiles(loc.dir);
-  let found: Inspection;
-  for (let attempt = 1; ; attempt++) {
-    const before = await fingerprint(fs, files);
-    try {
-      found = await readOnce(loc, files, opts);
-    } catch (err) {
-      // taken aside by an rm (or removed) while it was read: no memory, as if it had not been found
-      if (err instanceof InspectError && (await fs.inspect(loc.dir)) === null) return null;
-      throw err;
-    }
-    const settled = before === (await fingerprint(fs, files)) && !(found.locked && midCommit(found));
-    if (settled || attempt >= ATTEMPTS || !(await sleep(PAUSE_MS, opts.signal))) break;
+  try {
+    return await settledLook(fs, loc.dir, opts.signal, () => readOnce(loc, files, opts), (found) => found.locked && midCommit(found));
+  } catch (err) {
+    // taken aside by an rm (or removed) while it was read: no memory, as if it had not been found
+    if (err instanceof InspectError && (await fs.inspect(loc.dir)) === null) return null;
+    throw err;
   }
-  return found;
 }
 
 /** What a commit in progress looks like from outside: a line being appended, the digest one entry behind, meta.json one behind. */
