@@ -1,6 +1,6 @@
 // Interpreter speed: a 1,000,000-iteration `while` loop calling a two-argument `def`, run by the built CLI
 // (`node bin/vvm.js run`) and by `python3` on the equivalent program, process to process, median of 5.
-// Target: vvm at most 1.5x CPython's time (NOTES.md "Interpreter speed").
+// Target: vvm at most 1.2x CPython's time.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
