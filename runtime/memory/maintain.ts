@@ -19,6 +19,7 @@ import { preloadSecretRules } from "./secrets.ts";
 import { code, Refused, unusableRefusal, type Outcome, type Session } from "./session.ts";
 import { readDigestFile } from "./state.ts";
 import { ToolError } from "./tool-error.ts";
+import { openFolder, type Folder } from "../tools/sandbox.ts";
 
 export { ToolError };
 
@@ -203,7 +204,7 @@ interface Removed {
  * memory again). What was taken aside is then removed, and so is anything an earlier rm of the memory left
  * aside. Nothing is ever followed: the directory must be a directory inside its root (not a link, even to
  * another memory), links in it are unlinked, and a subdirectory (none of the runtime's own) is entered only
- * when it is a directory inside the memory's real path. ToolError when it does not exist or is in use past
+ * when it is a directory, inside the folder as opened (removeAside). ToolError when it does not exist or is in use past
  * the timeout.
  */
 export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise<Removed> {
@@ -236,8 +237,8 @@ export async function removeMemory(loc: MemoryLocation, o: ToolOptions): Promise
     await got.lock.release();
   }
   const removed: Removed = { files: [], bytes: 0, finished: 0 };
-  // the memory is gone from here on, whatever stops the removal of its files (a tree too deep, a path too
-  // long): that is said, and left aside for the next rm or doctor --fix, as a kill would leave it
+  // the memory is gone from here on, whatever stops the removal of its files (a tree too deep, a folder it
+  // may not read): that is said, and left aside for the next rm or doctor --fix, as a kill would leave it
   await removeAside(fs, aside, removed).catch((err: unknown) => o.warn(asideFailure(aside, err)));
   removed.finished = await finishRemovals(loc, o.warn, fs, aside);
   return removed;
@@ -250,7 +251,7 @@ function asideFailure(aside: string, err: unknown): string {
 
 /**
  * Finish what earlier removals of this memory took aside and left (killed part-way); how many it finished.
- * One it must not enter (a link, a file: none an rm made) or cannot remove (a path too long) is left and
+ * One it must not enter (a link, a file: none an rm made) or cannot remove (a folder it may not read) is left and
  * said through `warn`, and stops neither the others nor the removal of the memory itself. `besides`: the one
  * this rm took aside itself, already tried.
  */
@@ -275,30 +276,28 @@ export async function finishRemovals(loc: MemoryLocation, warn: (message: string
 
 /**
  * Remove a memory directory taken aside by `rm`: its files (the ledger first), then the directory. It is
- * entered only when it is a directory whose real path is its own place in the root (never a link); another
- * rm finishing the same directory at the same time is no error.
+ * entered only when it is a directory whose real path is its own place in the root (never a link), and then
+ * only as opened and checked (openFolder): every name is listed and unlinked inside the opened folder, never
+ * by its path again, so a folder swapped for a link once checked takes nothing elsewhere with it. Another rm
+ * finishing the same directory at the same time is no error.
  */
 async function removeAside(fs: MemoryFs, aside: string, removed: Removed): Promise<void> {
-  const st = await fs.inspect(aside);
-  if (st === null) return;
-  let real: string;
+  const real = path.join(realpathSync.native(path.dirname(aside)), path.basename(aside));
+  const folder = openFolder(real);
+  if (folder === "missing") return;
+  if (typeof folder === "string") throw new ToolError(`${aside} is not a directory of its own; remove it by hand (rm never follows a link)`, "refused");
   try {
-    real = realpathSync.native(aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
+    let names: string[];
+    try {
+      names = await fs.list(folder.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw err;
+    }
+    for (const name of names.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) await removeTree(fs, aside, folder, real, name, removed);
+  } finally {
+    folder.close();
   }
-  if (st.type !== "dir" || real !== path.join(realpathSync.native(path.dirname(aside)), path.basename(aside))) {
-    throw new ToolError(`${aside} is not a directory of its own; remove it by hand (rm never follows a link)`, "refused");
-  }
-  let names: string[];
-  try {
-    names = await fs.list(aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
-  }
-  for (const name of names.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) await removeTree(fs, aside, name, real, removed);
   await fs.remove(aside);
   removed.files.push(".");
 }
@@ -312,31 +311,39 @@ const order = (name: string) => {
 };
 
 /**
- * Remove `name` under the memory's directory, never following a link; a real subdirectory is emptied first,
- * down to MAX_DEPTH folders (the runtime makes none: each level's check resolves the whole path again, so a
- * tree a repository ships 2,000 folders deep took a minute and a half of system time, then failed).
+ * Remove `rel` (a path under the directory `aside`) inside `dir`, the folder it is in as opened and checked
+ * (`real`: that folder's real path), never following a link; a real subdirectory is opened inside it in turn
+ * (openFolder), and emptied first, down to MAX_DEPTH folders (the runtime makes none; a tree a repository
+ * ships 2,000 folders deep took a minute and a half of system time when each level resolved the whole path).
  */
-async function removeTree(fs: MemoryFs, dir: string, name: string, realDir: string, removed: Removed): Promise<void> {
-  const file = path.join(dir, name);
+async function removeTree(fs: MemoryFs, aside: string, dir: Folder, real: string, rel: string, removed: Removed): Promise<void> {
+  const name = path.basename(rel);
+  const file = path.join(dir.path, name);
   const st = await fs.inspect(file);
   if (st === null) return;
   if (st.type === "dir") {
-    if (name.split(path.sep).length > MAX_DEPTH) throw new ToolError(`${path.join(dir, name.split(path.sep)[0])} holds folders more than ${MAX_DEPTH} deep; removed nothing more (remove it by hand)`, "refused");
-    let inner: string[];
+    if (rel.split(path.sep).length > MAX_DEPTH) throw new ToolError(`${path.join(aside, rel.split(path.sep)[0])} holds folders more than ${MAX_DEPTH} deep; removed nothing more (remove it by hand)`, "refused");
+    const inner = path.join(real, name);
+    const sub = openFolder(inner, dir);
+    // another rm finishing the same leftover removed it meanwhile
+    if (sub === "missing") return;
+    if (sub === "moved") throw new ToolError(`${path.join(aside, rel)} was replaced by a link while it was being removed; removed nothing more (rm never follows a link)`, "refused");
+    if (sub === "not a folder") throw new ToolError(`${path.join(aside, rel)} could not be opened as a folder; removed nothing more (remove it by hand)`, "refused");
     try {
-      // only a directory that really lies inside the memory's directory is entered
-      const rel = path.relative(realDir, realpathSync.native(file));
-      if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) throw new ToolError(`${name} resolves outside the memory directory; removed nothing more`, "refused");
-      inner = await fs.list(file);
-    } catch (err) {
-      // another rm finishing the same leftover removed it meanwhile
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw err;
+      let entries: string[];
+      try {
+        entries = await fs.list(sub.path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+        throw err;
+      }
+      for (const entry of entries) await removeTree(fs, aside, sub, inner, path.join(rel, entry), removed);
+    } finally {
+      sub.close();
     }
-    for (const entry of inner) await removeTree(fs, dir, path.join(name, entry), realDir, removed);
   }
   await fs.remove(file);
-  removed.files.push(st.type === "dir" ? `${name}/` : name);
+  removed.files.push(st.type === "dir" ? `${rel}/` : rel);
   if (st.type === "file") removed.bytes += st.size;
 }
 

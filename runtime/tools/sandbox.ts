@@ -74,7 +74,7 @@ export function openedAt(fd: number, real: string): boolean {
 }
 
 /** A folder opened and checked to be the one at its real path: `path` reaches it whatever becomes of that path. */
-interface Folder {
+export interface Folder {
   path: string;
   close(): void;
 }
@@ -83,23 +83,25 @@ interface Folder {
  * The folder at `real` (a real path: no link in it), opened and checked with openedAt, to list it or make
  * something in it: on Linux `path` is /proc/self/fd/N, which keeps naming the opened folder even when a
  * folder on the way is swapped for a link afterwards; elsewhere the real path itself, just checked.
- * "missing" when nothing is there, "not a folder" when something else is, "moved" when the open reached
- * another folder than the check meant.
+ * `within`: the folder `real` is in, opened so; on Linux only the last name is looked up inside it, never the
+ * path again (a link there is not followed, so there is nothing to check). "missing" when nothing is there,
+ * "not a folder" when something else is, "moved" when the open reached another folder than the check meant.
  */
-export function openFolder(real: string): Folder | "missing" | "not a folder" | "moved" {
+export function openFolder(real: string, within?: Folder): Folder | "missing" | "not a folder" | "moved" {
+  const at = within === undefined ? real : path.join(within.path, path.basename(real));
   let fd: number;
   try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(at, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return "missing";
     // a link where the checked folder was (O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR or ELOOP)
     try {
-      return lstatSync(real, { throwIfNoEntry: false })?.isSymbolicLink() ? "moved" : "not a folder";
+      return lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() ? "moved" : "not a folder";
     } catch {
       return "not a folder"; // a path too long to name (ENAMETOOLONG), among others
     }
   }
-  if (!openedAt(fd, real)) {
+  if ((within === undefined || PROC_FD === null) && !openedAt(fd, real)) {
     closeSync(fd);
     return "moved";
   }
