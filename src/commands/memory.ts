@@ -126,7 +126,13 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>, doin
   // a Ctrl-C is said below, in the command's one line (spec/memory.md §13)
   io.ctrlCSaidByCommand?.();
   try {
-    return await body();
+    const code = await body();
+    // a Ctrl-C once the lock was held does not cut the change short (it is completed and reported), but is said
+    if (doing === "change" && io.signal.aborted && code !== EXIT.interrupted) {
+      io.stderr.write(vvmLine("interrupted: what the command had under way was completed first (a change under the memory's lock is never cut short)"));
+      return EXIT.interrupted;
+    }
+    return code;
   } catch (err) {
     // messages quote keys, paths, lock holders and ledger text, all of which a memory directory decides
     const say = (line: string) => io.stderr.write(vvmLine(line));

@@ -2,7 +2,7 @@
 // with synchronous calls, so the event loop does not turn while a whole ledger is read (and, for search,
 // ranked): a SIGINT was heard only once the whole answer was printed, and the command exited 0. A Ctrl-C
 // that came before the reading stops the command with exit 130; one during it ends the process at once.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -68,5 +68,28 @@ describe("Ctrl-C in the commands that change a memory", () => {
       expect([r.code, r.stdout], args.join(" ")).toEqual([130, ""]);
       expect(r.stderr).toMatch(/^vvm: warning: memory project:"big": waiting for the memory lock \(held by pid \d+ on [^)]+\)\nvvm: memory project:"big": interrupted while waiting for its lock(; nothing removed)?\n$/);
     }
+  }, 60_000);
+
+  it("once it holds the lock: the change is completed and reported, then one line on stderr and exit 130", async () => {
+    // a purge of a long ledger: seconds under the lock
+    const dir = bigMemory(30_000);
+    const mem = path.join(dir, ".vvm", "memory", "k-big");
+    const child = spawnCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
+    const done = collect(child);
+    let exited = false;
+    void done.then(() => (exited = true));
+    while (!exited && !existsSync(path.join(mem, "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(exited).toBe(false);
+    child.kill("SIGINT");
+    const r = await done;
+    expect([r.code, r.stderr]).toEqual([130, "vvm: interrupted: what the command had under way was completed first (a change under the memory's lock is never cut short)\n"]);
+    expect(r.stdout).toMatch(/\npurged: \d+ ledger lines rewritten, \d+ occurrences replaced by a mark that names no text; recall\.jsonl rebuilt\n$/);
+    // nothing lost or half done: every line whole, the forget entry last, the text nowhere, the lock released
+    const lines = readFileSync(path.join(mem, "ledger.jsonl"), "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual(lines.map((_, i) => i + 1));
+    expect(JSON.parse(lines.at(-1)!).kind).toBe("forget");
+    expect(lines.some((l) => l.includes("w1a"))).toBe(false);
+    expect(existsSync(path.join(mem, "lock"))).toBe(false);
   }, 60_000);
 });
