@@ -144,6 +144,8 @@ export class Progress {
   private last = 0;
   private shown = false;
   private stopped = false;
+  /** the draw of a change the interval held back */
+  private pending: ReturnType<typeof setTimeout> | null = null;
   /** the run's pmaps, which the interpreter reports through this port (RunContext.progress) */
   readonly fanOuts = new FanOuts(() => this.draw());
 
@@ -156,10 +158,22 @@ export class Progress {
   }
 
   private draw(): void {
-    const now = Date.now();
-    if (now - this.last < (this.style === "live" ? 100 : 1000)) return;
-    this.last = now;
     if (this.stopped) return;
+    const now = Date.now();
+    const wait = (this.style === "live" ? 100 : 1000) - (now - this.last);
+    if (wait > 0) {
+      // a change inside the interval is drawn when the interval ends, or the line would show the calls
+      // started just after a draw as not in flight until the next change, which may be minutes away
+      if (this.pending === null) {
+        this.pending = setTimeout(() => {
+          this.pending = null;
+          this.draw();
+        }, wait);
+        this.pending.unref();
+      }
+      return;
+    }
+    this.last = now;
     const a = this.acc;
     const items = this.fanOuts.text();
     const text = `vvm: ${items === null ? "" : `${items}; `}${a.calls} calls, ${a.judges} judges done, ${a.inFlight} in flight`;
@@ -174,6 +188,8 @@ export class Progress {
 
   /** Erase the line until the next change redraws it (before another line goes to stderr). */
   erase(): void {
+    if (this.pending !== null) clearTimeout(this.pending);
+    this.pending = null;
     if (this.shown) this.write("\r\x1b[K");
     this.shown = false;
   }

@@ -25,11 +25,13 @@ interface RunOptions {
   /** stderr is a terminal unless false */
   tty?: boolean;
   env?: Record<string, string | undefined>;
+  /** how long each scripted reply takes */
+  delay?: string;
 }
 
 /** Run with scripted slow replies; both streams in one ordered log, and stderr on its own. */
-async function run(program: string, { args = [], reply = "done", tty = true, env = {} }: RunOptions = {}) {
-  const prog = writeProgram({ "main.vvm": program, "slow.yaml": `rules:\n  - { kind: agent, delay: 150ms, reply: ${JSON.stringify(reply)} }\n` });
+async function run(program: string, { args = [], reply = "done", tty = true, env = {}, delay = "150ms" }: RunOptions = {}) {
+  const prog = writeProgram({ "main.vvm": program, "slow.yaml": `rules:\n  - { kind: agent, delay: ${delay}, reply: ${JSON.stringify(reply)} }\n` });
   const log: Log = [];
   const io = testIO((stream, text) => log.push({ stream, text }), { cwd: prog.dir, stderrIsTTY: tty, env });
   const code = await main(["run", prog.file("main.vvm"), "--script", prog.file("slow.yaml"), ...args], io);
@@ -81,6 +83,13 @@ describe("live progress on a terminal", () => {
     // …and the last thing on stderr before stdout output is the erase sequence
     expect(before.at(-1)).toBe(ERASE);
     expect(JSON.parse(log.filter((e) => e.stream === "out").map((e) => e.text).join(""))).toEqual({ out: Array(6).fill("done") });
+  });
+
+  it("shows calls started just after a draw as in flight while they run, not at their end", async () => {
+    // the pmap's start draws the line; both calls start within the next 100 ms and take 800 ms
+    const { code, stderr } = await run(PMAP.replace("range(6)", "range(2)"), { args: ["--concurrency", "2"], delay: "800ms" });
+    expect(code).toBe(0);
+    expect(stderr).toContain("vvm: 0/2 items; 0 calls, 0 judges done, 2 in flight\r");
   });
 
   it.each([{ NO_COLOR: "1" }, { FORCE_COLOR: "0" }])("stays with %o, which only takes the colour away", async (env) => {
