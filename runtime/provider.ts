@@ -38,6 +38,8 @@ export interface ModelRequest {
   history?: Turn[];
   /** a typed call (`returns=`): the JSON Schema the reply's text must fit, sent as the output format */
   output?: Record<string, unknown>;
+  /** `output` is the envelope `{value, memory_patch?}` around the value's schema (spec/typed-results.md §4) */
+  outputEnveloped?: boolean;
   signal: AbortSignal;
 }
 

@@ -189,7 +189,7 @@ export class CallRuntime implements AgentRuntime {
       tools: toolbox?.specs ?? [],
       // network="allow": the API's web search and fetch, which it runs itself ("prompt" cannot ask per use, so it grants nothing)
       serverTools: permissions.network === "allow" ? ["web_search", "web_fetch"] : [],
-      ...(typed ? { output: typed.wire } : {}),
+      ...(typed ? { output: typed.wire, outputEnveloped: typed.envelope } : {}),
     };
     const policy = { retry: opts.retry, backoff: opts.backoff, timeoutMs: opts.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS };
     let outcome: LoopOutcome | Awaited<ReturnType<typeof askTyped<Extract<LoopOutcome, { ok: false }>>>>;

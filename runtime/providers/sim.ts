@@ -16,12 +16,13 @@ function simReplyText(agentName: string, task: string): string {
  * A placeholder of the schema, checked against it: a keyword the placeholder cannot honour (`pattern`, `not`, a
  * second `allOf` part) fails the call with the reason, rather than a re-ask that would get the same reply.
  */
-async function typedReply(schema: Record<string, unknown>, label: string): Promise<string> {
+async function typedReply(schema: Record<string, unknown>, enveloped: boolean, label: string): Promise<string> {
   const p = placeholder(schema, label);
   const refuse = (problem: string) => new ProviderError("rejected", `the simulator cannot make a value for this returns= schema: ${problem}`, false);
   if (!p.ok) throw refuse(p.problem);
   // (ajv is loaded already: the typed call compiled this schema)
-  const validate = (await import("../calls/schema-validator.ts")).validatorFor(schema);
+  // problems are named from the value, as for a model's reply, also when it travels in the envelope
+  const validate = (await import("../calls/schema-validator.ts")).validatorFor(schema, enveloped);
   let problem: string | undefined;
   try {
     problem = typeof validate === "function" ? validate(p.value)[0] : validate.problem;
@@ -38,7 +39,7 @@ export class SimProvider implements Provider {
 
   async complete(req: ModelRequest): Promise<ModelReply> {
     // a typed call gets a value of its schema's shape, its strings labelled like a text reply
-    const text = req.output ? await typedReply(req.output, `[sim:${req.agentName}]`) : simReplyText(req.agentName, req.task);
+    const text = req.output ? await typedReply(req.output, req.outputEnveloped === true, `[sim:${req.agentName}]`) : simReplyText(req.agentName, req.task);
     return { text, model: req.model, usage: ZERO_USAGE, requestId: null };
   }
 

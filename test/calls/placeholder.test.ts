@@ -11,9 +11,9 @@ import { useTempDir } from "../support/fixtures.ts";
 const dir = useTempDir("vvm-placeholder-");
 
 /** What a `--provider sim` run of one typed call exports (errors included). */
-async function simulated(returns: string): Promise<unknown> {
+async function simulated(returns: string, config = ""): Promise<unknown> {
   const file = path.join(dir, "p.vvm");
-  await writeFile(file, ['agent a(model="haiku", prompt="x")', `r = @a \`one\`("x", returns=${returns})`, "export r"].join("\n"));
+  await writeFile(file, [`agent a(model="haiku", prompt="x"${config})`, `r = @a \`one\`("x", returns=${returns})`, "export r"].join("\n"));
   const res = await runCli(["run", file, "--provider", "sim", "--allow-error-exports"], { cwd: dir });
   if (res.code !== 0) throw new Error(`exit ${res.code}\n${res.stderr}`);
   return (JSON.parse(res.stdout) as { r: unknown }).r;
@@ -63,6 +63,13 @@ describe("the simulator's placeholder", () => {
   it("fails the call, saying why, for a schema it cannot fit (a pattern, a not): no re-ask", async () => {
     expect(await simulated('{code: {"$schema": "x", "type": "string", "pattern": "^[0-9]+$"}}')).toMatchObject({
       error: { kind: "rejected", message: 'the simulator cannot make a value for this returns= schema: code: must match pattern "^[0-9]+$"' },
+    });
+    // the same words when the value travels in the envelope (a memory agent's call, a list or word shape)
+    expect(await simulated('{code: {"$schema": "x", "type": "string", "pattern": "^[0-9]+$"}}', ', memory={scope: "project", key: "k"}')).toMatchObject({
+      error: { kind: "rejected", message: 'the simulator cannot make a value for this returns= schema: code: must match pattern "^[0-9]+$"' },
+    });
+    expect(await simulated('{"$schema": "x", "type": "string", "pattern": "^[0-9]+$"}')).toMatchObject({
+      error: { kind: "rejected", message: 'the simulator cannot make a value for this returns= schema: the value: must match pattern "^[0-9]+$"' },
     });
     expect(await simulated('{"$schema": "x", "type": "object", "properties": {"n": {"type": "integer", "not": {"const": 0}}}, "required": ["n"], "additionalProperties": false}')).toMatchObject({
       error: { kind: "rejected", message: "the simulator cannot make a value for this returns= schema: n: must NOT be valid" },
