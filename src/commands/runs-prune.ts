@@ -35,22 +35,35 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     const chosen = doomed.filter(removable);
     // one run that cannot be removed (a folder not ours to delete) is said and the others still go
     const failed: string[] = [];
-    const gone = chosen.filter((r) => {
-      if (flags.dryRun) return true;
+    const gone: RunSummary[] = [];
+    let tried = 0;
+    for (const r of chosen) {
+      // a Ctrl-C or SIGTERM, heard while the runs were listed or between two removals, stops the prune there
+      if (io.signal.aborted) break;
+      tried++;
+      if (flags.dryRun) {
+        gone.push(r);
+        continue;
+      }
       try {
         removeRun(r);
-        return true;
+        gone.push(r);
       } catch (err) {
         failed.push(err instanceof NotRemoved ? `cannot remove ${r.id}: ${err.message}` : `cannot remove ${r.id} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it may be partly removed`);
-        return false;
       }
-    });
+      // the removals are synchronous: let a signal in between two of them
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const kept = doomed.length - chosen.length;
     const verb = flags.dryRun ? "would remove" : "removed";
     let out = gone.map((r) => `${verb} ${r.id} (${statusOf(r)})\n`).join("");
     out += `${verb} ${gone.length} run${gone.length === 1 ? "" : "s"}${kept > 0 ? `; kept ${kept} still running (updated in the last 24 hours)` : ""}\n`;
     io.stdout.write(printable(out));
     for (const f of failed) io.stderr.write(vvmLine(f));
+    if (tried < chosen.length) {
+      io.stderr.write(vvmLine(`interrupted: ${chosen.length - tried} of the ${chosen.length} runs to remove were left as they are`));
+      return EXIT.interrupted;
+    }
     return failed.length > 0 ? EXIT.missing : EXIT.ok;
   });
 }

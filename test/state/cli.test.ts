@@ -218,6 +218,20 @@ describe("vvm runs", () => {
     expect((await runCli(["runs", "prune", "--keep", "0", "--dry-run", "--dir", d])).stdout).toBe(`would remove ${now}-cccccc (completed)\nwould remove 1 run; kept 1 still running (updated in the last 24 hours)\n`);
   });
 
+  it("prune stops at a Ctrl-C or SIGTERM heard while it lists the runs: exit 130, nothing removed", async () => {
+    const d = mkdtempSync(path.join(tmp, "interrupted-"));
+    const old = [1, 2, 3].map((n) => `${stamp(new Date(Date.now() - n * 86_400_000))}-00000${n}`);
+    for (const id of old) {
+      mkdirSync(path.join(d, ".vvm", "runs", id), { recursive: true });
+      writeFileSync(path.join(d, ".vvm", "runs", id, "state.md"), `# VVM Run: ${id}\n\nStatus: completed\n`);
+    }
+    const ctrlC = new AbortController();
+    ctrlC.abort();
+    const r = await runCli(["runs", "prune", "--keep", "0", "--dir", d], { signal: ctrlC.signal });
+    expect(r).toMatchObject({ code: 130, stdout: "removed 0 runs\n", stderr: "vvm: interrupted: 3 of the 3 runs to remove were left as they are\n" });
+    expect(readdirSync(path.join(d, ".vvm", "runs")).length).toBe(3);
+  });
+
   it("prune --older-than is exact past a timer's limit of 24.8 days: 720h is 30 days", async () => {
     const d = mkdtempSync(path.join(tmp, "days-"));
     const id = `${stamp(new Date(Date.now() - 26 * 86_400_000))}-eeeeee`;
