@@ -177,6 +177,13 @@ export function aTypeName(v: Value): string {
   return name === "unit" ? name : /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
 }
 
+/** Null when `v` is a list of strings; else what it is, for "… must be a list of …, got …" (`a list whose item 1 is a number`). */
+export function notStringList(v: Value): string | null {
+  if (!Array.isArray(v)) return aTypeName(v);
+  const i = v.findIndex((x) => typeof x !== "string");
+  return i < 0 ? null : `a list whose item ${i} is ${aTypeName(v[i]!)}`;
+}
+
 /** Structural equality; comparing functions or agents raises `thrown`. */
 export function valueEquals(a: Value, b: Value, site: Site | null = null): boolean {
   // booleans, numbers and strings (the common case)

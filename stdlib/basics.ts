@@ -1,5 +1,5 @@
 // pack, perm, range, len.
-import { thrown, typeName, type Site, type Value, type VObject } from "../runtime/values.ts";
+import { notStringList, thrown, typeName, type Site, type Value, type VObject } from "../runtime/values.ts";
 import { checkRoomForList } from "../runtime/heap.ts";
 import { bindArgs } from "./args.ts";
 import { SIGNATURES } from "./signatures.ts";
@@ -31,8 +31,9 @@ export function perm(args: Value[], kwargs: Map<string, Value> | null, _it: Valu
 
 function globs(key: string, v: Value | undefined, site: Site): Value {
   if (v === undefined) return [];
-  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v;
-  throw thrown(`perm(${key}=...) needs a list of glob strings, got ${typeName(v)}`, site);
+  const got = notStringList(v);
+  if (got === null) return v;
+  throw thrown(`perm(${key}=...) needs a list of glob strings, got ${got}`, site);
 }
 
 function mode(key: string, v: Value | undefined, site: Site): Value {

@@ -2,14 +2,15 @@
 // (spec/agent-calls.md §8 "Skills"). Their instructions follow the agent's prompt; their folders become readable.
 import path from "node:path";
 import { skillsPrompt, type LoadedSkill } from "../skills.ts";
-import { makeError, thrown, aTypeName, type Site, type Value, type VObject } from "../values.ts";
+import { makeError, thrown, notStringList, type Site, type Value, type VObject } from "../values.ts";
 
 type ReadySkill = Extract<LoadedSkill, { ok: true }>;
 
 /** The agent's skills, or the error value the call returns (a skill not imported, or not loadable). */
 export function agentSkills(v: Value | undefined, loaded: ReadonlyMap<string, LoadedSkill> | undefined, site: Site): ReadySkill[] | VObject {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw thrown(`agent skills= must be a list of skill names, got ${aTypeName(v)}`, site);
+  const got = notStringList(v);
+  if (got !== null) throw thrown(`agent skills= must be a list of skill names, got ${got}`, site);
   const out: ReadySkill[] = [];
   for (const name of v as string[]) {
     const skill = loaded?.get(name);

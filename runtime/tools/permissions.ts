@@ -2,7 +2,7 @@
 // library, so a run whose agents have no file permissions never loads the tools (globs.ts, toolbox.ts).
 // Rules: spec/agent-calls.md §8.
 import { negatedGlob } from "../negated-glob.ts";
-import { thrown, aTypeName, type Site, type Value } from "../values.ts";
+import { thrown, aTypeName, notStringList, type Site, type Value } from "../values.ts";
 
 export type PermissionMode = "allow" | "deny" | "prompt";
 
@@ -51,9 +51,8 @@ export function parsePermissions(v: Value | undefined, site: Site): Permissions 
 
 function globList(key: string, v: Value, site: Site): string[] {
   if (v === null) return [];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
-    throw thrown(`agent permissions ${key}= must be a list of glob strings, got ${aTypeName(v)}`, site);
-  }
+  const got = notStringList(v);
+  if (got !== null) throw thrown(`agent permissions ${key}= must be a list of glob strings, got ${got}`, site);
   for (const g of v as string[]) {
     const problem = globProblem(g);
     if (problem !== null) throw thrown(`agent permissions ${key}=: ${problem}`, site);

@@ -307,6 +307,7 @@ rules:
       [new Map<string, Value>([["reed", ["x"]]]), /unknown key 'reed'/],
       [new Map<string, Value>([["read", "docs/**"]]), /permissions read= must be a list of glob strings/],
       [new Map<string, Value>([["read", new Map()]]), /permissions read= must be a list of glob strings, got an object$/],
+      [new Map<string, Value>([["write", ["out/**", 3]]]), /permissions write= must be a list of glob strings, got a list whose item 1 is a number$/],
       [new Map<string, Value>([["bash", "yes"]]), /permissions bash= must be "allow", "deny" or "prompt", got "yes"/],
       [new Map<string, Value>([["bash", ["allow"]]]), /permissions bash= must be "allow", "deny" or "prompt", got a list$/],
       [new Map<string, Value>([["write", ["!secret/**"]]]), /the glob "!secret\/\*\*" is negated/],
