@@ -183,7 +183,9 @@ async function readInputFile(file: string, shown: string, io: CliIO): Promise<Va
     if (err instanceof Interrupted) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : `cannot be read (${code ?? (err as Error).message})`;
-    throw new UsageError(`${shown}: ${why}`);
+    // upstream passes inputs as `--input name=value`; here that is --arg (--input names a JSON file)
+    const meant = code === "ENOENT" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(file) ? ` (to give one input, use --arg ${file})` : "";
+    throw new UsageError(`${shown}: ${why}${meant}`);
   }
   if (bytes === null) throw new UsageError(`${shown}: larger than ${MAX_INPUT_BYTES / 2 ** 20} MiB`);
   const bad = firstInvalidByte(bytes, "allowed");

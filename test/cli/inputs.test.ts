@@ -91,7 +91,9 @@ describe("vvm run --input", () => {
   });
 
   it("a missing file, a directory and bytes that are not UTF-8 are usage errors", async () => {
-    usage(await run(["--input", "nope.json"]), "vvm: --input nope.json: no such file");
+    usage(await run(["--input", "nope.json"]), "vvm: --input nope.json: no such file\n");
+    // upstream's way to give one input: --arg is ours
+    usage(await run(["--input", "ticket=AI"]), "vvm: --input ticket=AI: no such file (to give one input, use --arg ticket=AI)\n");
     usage(await run(["--input", "dir"], { files: { "dir/x": "" } }), "vvm: --input dir: a directory, not a file");
     // at the first bad byte, as a JSON problem is: line 2, after two spaces and `"x": "caf` (é in Latin-1)
     const latin1 = new Uint8Array([...Buffer.from('{\n  "x": "caf'), 0xe9, ...Buffer.from('"\n}\n')]);
