@@ -28,6 +28,22 @@ describe.skipIf(!built)("the bundled CLI", () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("says in one line, not a stack, that too few open files were left to load it (ulimit -n)", () => {
+    // below some limit Node cannot read bin/vvm.js itself; above it vvm's own handlers say it; between, bin/vvm.js must
+    const said: number[] = [];
+    for (let n = 17; n <= 26; n++) {
+      const r = spawnSync("sh", ["-c", `ulimit -n ${n} && exec "$0" "$@"`, process.execPath, bin, "run", "examples/release-notes.vvm", "--provider", "sim"], { cwd: ROOT, encoding: "utf8", env: testEnv() });
+      if (r.status === null || r.stderr.includes("bin/vvm.js'")) continue;
+      expect(r.stderr, `ulimit -n ${n}`).not.toMatch(/\n\s+at /);
+      if (r.stderr.startsWith("vvm: cannot start:")) {
+        expect(r.stderr).toBe("vvm: cannot start: this process's limit on open files (ulimit -n) was reached (EMFILE) while loading vvm; raise it and run again\n");
+        expect(r.status).toBe(71);
+        said.push(n);
+      }
+    }
+    expect(said.length).toBeGreaterThan(0);
+  });
+
   it("ships source maps without the sources themselves (stacks still name src/ files; loading a map with every source in it cost 50 ms of each start)", () => {
     const map = JSON.parse(readFileSync(path.join(ROOT, "dist/start.js.map"), "utf8")) as { sources: string[]; sourcesContent?: unknown };
     expect(map.sources.some((s) => s.endsWith("src/start.ts"))).toBe(true);
