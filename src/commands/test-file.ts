@@ -6,7 +6,8 @@ import { MAX_SCRIPT_BYTES, parseScript, ruleRegex, ScriptError } from "../../run
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { scalarKey, YamlSource } from "../../runtime/providers/yaml-source.ts";
 import { ENTRY_KINDS } from "../../runtime/memory/ledger.ts";
-import type { MemoryScope } from "../../runtime/memory/keys.ts";
+import { BindingError, resolveBinding, type MemoryScope } from "../../runtime/memory/keys.ts";
+import { obj } from "../../runtime/values.ts";
 
 export class TestFileError extends Error {
   override name = "TestFileError";
@@ -287,9 +288,17 @@ class Reader {
           if (!(ENTRY_KINDS as readonly string[]).includes(k)) this.fail(n.items[j] as YamlNode, `${w}.ledger[${j}]: unknown entry kind "${k}" (expected ${ENTRY_KINDS.join(", ")})`);
         });
       }
+      const key = this.str(f.get("key")!, `${w}.key`);
+      try {
+        // the checks a program's memory binding passes (no I/O: the folders only place the key)
+        resolveBinding(obj({ scope, key }), "/", "/");
+      } catch (err) {
+        if (err instanceof BindingError) this.fail(f.get("key"), `${w}.key: ${err.message.replace(/^memory\.key /, "")}`);
+        throw err;
+      }
       return {
         scope,
-        key: this.str(f.get("key")!, `${w}.key`),
+        key,
         digestContains: f.has("digest_contains") ? this.strings(f.get("digest_contains")!, `${w}.digest_contains`) : [],
         digestEquals: f.has("digest_equals") ? this.str(f.get("digest_equals")!, `${w}.digest_equals`) : null,
         ledger,

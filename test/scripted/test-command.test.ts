@@ -225,6 +225,8 @@ describe("vvm test", () => {
       ["a null name", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { calls: { ~: 1 } }\n", 'bad.test.yaml:5:24: test "x": expect.calls: expected a name'],
       ["a bad pattern", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { exports_match: { a: '(' } }\n", 'test "x": expect.exports_match.a: not a valid regular expression'],
       ["an unknown ledger kind", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: k, ledger: [pach] }] }\n", 'bad.test.yaml:5:43: test "x": expect.memory[0].ledger[0]: unknown entry kind "pach"'],
+      ["an empty memory key", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: '' }] }\n", 'bad.test.yaml:5:31: test "x": expect.memory[0].key: must be a non-empty string, got ""'],
+      ["a blank memory key", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: '  ', scope: user }] }\n", 'bad.test.yaml:5:31: test "x": expect.memory[0].key: is blank (only whitespace)'],
       ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
       ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program nothere.vvm: no such file"],
       ["a folder for a program, named as written", "program: /etc\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program /etc: a folder, not a program file"],
