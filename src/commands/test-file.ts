@@ -1,13 +1,14 @@
 // A `NAME.test.yaml` file (spec/testing.md): the program, its inputs, scripted replies and expectations of
 // each test, read strictly. Every mistake is a TestFileError `file:line:col: where: what`, never a stack.
 import path from "node:path";
-import { isMap, isScalar, isSeq, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, visit, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { MAX_SCRIPT_BYTES, parseScript, ruleRegex, ScriptError } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { scalarKey, YamlSource } from "../../runtime/providers/yaml-source.ts";
 import { ENTRY_KINDS } from "../../runtime/memory/ledger.ts";
 import { BindingError, resolveBinding, type MemoryScope } from "../../runtime/memory/keys.ts";
 import { obj } from "../../runtime/values.ts";
+import { parseJson } from "../../runtime/json.ts";
 
 export class TestFileError extends Error {
   override name = "TestFileError";
@@ -159,7 +160,22 @@ class Reader {
     return v as number;
   }
 
-  json(node: YamlNode): Json {
+  /**
+   * The node as plain data. A number YAML reads but JSON cannot carry as written (`.inf`, `.nan`, `1e400`, an
+   * id such as 12345678901234567890 that a number holds only rounded) is refused at its place, as `--arg`
+   * refuses it: the value would silently differ from the one the test names.
+   */
+  json(node: YamlNode, where: string): Json {
+    visit(node, {
+      Scalar: (_, s) => {
+        if (typeof s.value !== "number") return;
+        if (!Number.isFinite(s.value)) this.fail(s, `${where}: ${s.source} is not a number JSON can hold`);
+        const src = s.source ?? "";
+        if (Number.isSafeInteger(s.value) || !/^-?(0|[1-9][0-9]*)$/.test(src)) return;
+        const r = parseJson(src);
+        if (!r.ok) this.fail(s, `${where}: ${r.problem}`);
+      },
+    });
     return node.toJSON() as Json;
   }
 
@@ -168,7 +184,7 @@ class Reader {
     for (const pair of (node as YAMLMap).items) {
       if (!isScalar(pair.key) || typeof pair.key.value !== "string") this.fail(pair.key as YamlNode, `${where}: field names are strings`);
     }
-    return this.json(node) as { [key: string]: Json };
+    return this.json(node, where) as { [key: string]: Json };
   }
 
   /** A path relative to the test file. */

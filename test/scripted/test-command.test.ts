@@ -227,6 +227,8 @@ describe("vvm test", () => {
       ["an unknown ledger kind", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: k, ledger: [pach] }] }\n", 'bad.test.yaml:5:43: test "x": expect.memory[0].ledger[0]: unknown entry kind "pach"'],
       ["an empty memory key", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: '' }] }\n", 'bad.test.yaml:5:31: test "x": expect.memory[0].key: must be a non-empty string, got ""'],
       ["a blank memory key", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { memory: [{ key: '  ', scope: user }] }\n", 'bad.test.yaml:5:31: test "x": expect.memory[0].key: is blank (only whitespace)'],
+      ["an input a number cannot hold exactly", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    inputs: { topic: 12345678901234567890 }\n    expect: {}\n", 'bad.test.yaml:5:22: test "x": inputs: the integer 12345678901234567890 cannot be held exactly'],
+      ["an expected export JSON cannot hold", "program: main.vvm\nscript: []\ntests:\n  - name: x\n    expect: { exports_subset: { ok: [1, .inf] } }\n", 'bad.test.yaml:5:41: test "x": expect.exports_subset: .inf is not a number JSON can hold'],
       ["two tests with one name", "program: main.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n  - { name: x, expect: {} }\n", 'bad.test.yaml:5:5: tests[1]: a second test named "x"'],
       ["a missing program", "program: nothere.vvm\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program nothere.vvm: no such file"],
       ["a folder for a program, named as written", "program: /etc\nscript: []\ntests:\n  - { name: x, expect: {} }\n", "bad.test.yaml:1:10: program /etc: a folder, not a program file"],
