@@ -507,6 +507,7 @@ class Resolver {
       case "AgentCall":
         this.checkAgentRef(e.agent, ctx);
         for (const a of e.args) this.walkExpr(a, ctx);
+        this.checkRepeatedArguments(e.kwargs);
         for (const kw of e.kwargs) {
           this.walkExpr(kw.value, ctx);
           if (!CALL_OPTIONS.has(kw.name)) {
@@ -581,7 +582,13 @@ class Resolver {
         if (a.kind !== "Name") this.report("W060", "pack(...) positional arguments must be plain names; write pack(key=value) for other values", a.span);
       }
     }
+    this.checkRepeatedArguments(e.kwargs);
     for (const c of childExprs(e)) this.walkExpr(c, ctx);
+  }
+
+  /** W022: a keyword argument or call option given twice, which makes the call raise whenever it runs. */
+  private checkRepeatedArguments(kwargs: KwArg[]): void {
+    for (const kw of repeated(kwargs, (k) => k.name)) this.report("W022", `the keyword argument '${kw.name}' is given twice; the call raises when it runs`, kw.nameSpan);
   }
 
   private notePmap(e: Call, ctx: Ctx): void {
