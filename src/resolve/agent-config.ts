@@ -208,22 +208,51 @@ export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "
  * the run agree word for word (the run would raise while configuring agents, before any statement).
  */
 function permProblems(v: Expr): ValueProblem[] {
-  if (v.kind !== "Call" || v.callee.kind !== "Name" || v.callee.name !== "perm") return [];
+  if (v.kind !== "Call" || v.callee.kind !== "Name" || v.callee.name !== "perm") return permissionsLiteralProblems(v);
   const args = v.args.map(literalValue);
   const kwargs = new Map<string, Value | undefined>(v.kwargs.map((k) => [k.name, literalValue(k.value)]));
   if (args.includes(undefined) || [...kwargs.values()].includes(undefined)) return [];
+  const problem = permRefusal(args as Value[], kwargs as Map<string, Value>, v);
+  return problem === null ? [] : [{ at: v, message: problem.raised ? `${problem.message} (the run would stop here, while configuring agents)` : problem.message }];
+}
+
+/**
+ * Permissions written as a literal rather than `perm(...)`: the call layer reads an object's fields as `perm`
+ * reads its keywords (a unit field as absent) and raises at every call of the agent when it cannot, so `perm`
+ * judges each field. Unit is no permissions; any other literal is refused.
+ */
+function permissionsLiteralProblems(v: Expr): ValueProblem[] {
+  if (v.kind !== "Object") {
+    return isLiteral(v) && v.kind !== "Unit" ? [{ at: v, message: "agent 'permissions' should be perm(...) or an object of permissions (calls on this agent raise)" }] : [];
+  }
+  const keys = SIGNATURES.perm.params;
+  const out: ValueProblem[] = [];
+  for (const e of v.entries) {
+    const value = literalValue(e.value);
+    if (!keys.includes(e.key)) out.push({ at: v, message: `permissions has an unknown key '${e.key}' (expected ${keys.join(", ")}; calls on this agent raise)` });
+    else if (value !== undefined && value !== null) {
+      const problem = permRefusal([], new Map([[e.key, value]]), e.value);
+      // (perm names its keyword as perm(read=...): here it is a field)
+      if (problem !== null) out.push({ at: e.value, message: `${problem.message.replace(/^perm\((\w+)=\.\.\.\)/, "permissions $1=")}${problem.raised ? " (calls on this agent raise)" : ""}` });
+    }
+  }
+  return out;
+}
+
+/** What `perm` says of these arguments (`raised`), or of a negated glob in them, which the call layer refuses; null when both accept them. */
+function permRefusal(args: Value[], kwargs: Map<string, Value>, at: Expr): { message: string; raised: boolean } | null {
   try {
-    const granted = perm(args as Value[], kwargs as Map<string, Value>, null, { path: "", span: v.span }) as Map<string, Value>;
+    const granted = perm(args, kwargs, null, { path: "", span: at.span }) as Map<string, Value>;
     // the call layer refuses a negated glob too (runtime/tools/permissions.ts): it would allow everything else
     for (const key of ["read", "write", "execute"]) {
       const bad = (granted.get(key) as string[]).find(negatedGlob);
-      if (bad !== undefined) return [{ at: v, message: `permissions ${key}=: the glob ${JSON.stringify(bad)} is negated; permission globs list what is allowed (calls on this agent raise)` }];
+      if (bad !== undefined) return { message: `permissions ${key}=: the glob ${JSON.stringify(bad)} is negated; permission globs list what is allowed (calls on this agent raise)`, raised: false };
     }
-    return [];
+    return null;
   } catch (err) {
     if (!(err instanceof VvmRaise)) throw err;
     // (the raise's message is "thrown: <what perm said>")
-    return [{ at: v, message: `${err.message.replace(/^thrown: /, "")} (the run would stop here, while configuring agents)` }];
+    return { message: err.message.replace(/^thrown: /, ""), raised: true };
   }
 }
 
