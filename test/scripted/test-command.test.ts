@@ -254,6 +254,18 @@ describe("vvm test", () => {
     expect(r.stdout).toBe(`ERROR main.test.yaml: program main.vvm: not a .vvm file (it leads to ${realpathSync(path.join(p.dir, "creds"))})\n0 passed, 1 failed\n`);
   });
 
+  it("a program that imports a module from outside its folder fails its test naming that module, not a path in the test's copy", async () => {
+    const p = writeProgram({
+      "lib.vvm": "x = 1\nexport x\n",
+      "app/main.vvm": 'from "../lib.vvm" import x\nexport x\n',
+      "app/main.test.yaml": "script: []\ntests: [{ name: x, expect: {} }]\n",
+    });
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toBe(
+      "FAIL  app/main.test.yaml:2: x: app/main.vvm imports lib.vvm, which lies outside the program's folder app: a test runs a copy of that folder alone, so it cannot run this program\n0 passed, 1 failed\n",
+    );
+  });
+
   it("a test file that is not UTF-8 is refused rather than read with replacement characters; a program named instead of its tests says so", async () => {
     const p = writeProgram({ "main.vvm": MAIN, "bad.test.yaml": Buffer.from('program: main.vvm\nscript: [{ reply: "caf\xe9" }]\ntests: []\n', "latin1") });
     const r = await runCli(["test", "bad.test.yaml"], { cwd: p.dir });
