@@ -393,6 +393,8 @@ export class ScriptProvider implements Provider {
       if (r.agent !== null && !agents.includes(r.agent)) continue;
       if (r.name !== null && r.name !== name) continue;
       if (r.match !== null && !text.includes(r.match)) continue;
+      // (with a g or y flag, test() starts where the rule's last match ended: every text is searched from its start)
+      if (r.regex !== null) r.regex.lastIndex = 0;
       if (r.regex !== null && !r.regex.test(text)) continue;
       if (r.input !== null && !input.includes(r.input)) continue;
       if (r.remaining !== null) r.remaining--;

@@ -120,6 +120,12 @@ rules:
     expect(await rt.call(callReq(agent("other"), "Summarise", null))).toBe("[sim:other] Summarise");
   });
 
+  it("a regex with the g or y flag matches every call it fits, not every other one (RegExp.test keeps a position)", async () => {
+    const { rt } = harness(new ScriptProvider(parseScript(`- { regex: "/^record/gi", reply: "recorded" }\n- { regex: "/^Note/y", reply: "noted" }\n`, "s.yaml")));
+    for (const task of ["Record one", "Record two", "Record three"]) expect(await rt.call(callReq(agent("a"), task, null))).toBe("recorded");
+    for (const task of ["Note one", "Note two"]) expect(await rt.call(callReq(agent("a"), task, null))).toBe("noted");
+  });
+
   it("judges and choose", async () => {
     const { rt } = harness(p());
     expect(await rt.judge(judgeReq("predicate", "about money", 1))).toBe(true);
