@@ -55,6 +55,8 @@ export const CODES = {
   W050: "unknown agent-call option",
   /** project addition: literal agent-call option value the runtime cannot use (spec/diagnostics.md) */
   W051: "invalid agent-call option value",
+  /** project addition: an agent call given more than one input, which raises whenever it runs (spec/diagnostics.md) */
+  W052: "agent call with several inputs",
   /** project addition: pack(...) positional argument that is not a plain name (spec/diagnostics.md) */
   W060: "pack argument is not a plain name",
   /** project addition: an operator over literals that raises whenever it runs (spec/diagnostics.md) */

@@ -507,6 +507,7 @@ class Resolver {
       case "AgentCall":
         this.checkAgentRef(e.agent, ctx);
         for (const a of e.args) this.walkExpr(a, ctx);
+        if (e.args.length > 1) this.report("W052", "an agent call takes one input, so this call raises whenever it runs; pass a list or pack(...) to send several values", e.args[1]!.span);
         this.checkRepeatedArguments(e.kwargs);
         for (const kw of e.kwargs) {
           this.walkExpr(kw.value, ctx);
