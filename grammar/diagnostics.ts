@@ -61,6 +61,8 @@ export const CODES = {
   W060: "pack argument is not a plain name",
   /** project addition: an operator over literals that raises whenever it runs (spec/diagnostics.md) */
   W061: "operator over literals always raises",
+  /** project addition: a call of a def whose arguments do not fit its parameters (spec/diagnostics.md) */
+  W062: "arguments do not fit the function",
   /** project addition: a literal returns= shape the runtime cannot use (spec/typed-results.md) */
   W070: "invalid returns= shape",
   /** project addition: a malformed JSON Schema in a returns= escape hatch (spec/typed-results.md) */

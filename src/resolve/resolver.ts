@@ -584,7 +584,30 @@ class Resolver {
       }
     }
     this.checkRepeatedArguments(e.kwargs);
+    if (callee.kind === "Name") {
+      const def = this.findScope(callee.name, ctx)?.defOnly.get(callee.name);
+      if (def) this.checkArgumentsFit(e, def);
+    }
     for (const c of childExprs(e)) this.walkExpr(c, ctx);
+  }
+
+  /**
+   * W062: a call of a def by its name whose arguments do not fit its parameters. The first misfit, in the
+   * order the run binds arguments and says so (runtime/interpreter/compile.ts): too many, a keyword that is
+   * no parameter or names one given by position, a parameter missing.
+   */
+  private checkArgumentsFit(e: Call, def: DefStmt): void {
+    const params = def.params.map((p) => p.name);
+    const n = params.length;
+    const report = (message: string, span: Span) => this.report("W062", `${def.name}() ${message}; the call raises whenever it runs`, span);
+    if (e.args.length > n) return report(`takes ${n} argument${n === 1 ? "" : "s"} but ${e.args.length} were given`, e.args[n]!.span);
+    for (const kw of e.kwargs) {
+      const i = params.indexOf(kw.name);
+      if (i < 0) return report(`has no parameter '${kw.name}' (parameters: ${params.join(", ") || "none"})`, kw.nameSpan);
+      if (i < e.args.length) return report(`gets '${kw.name}' both by position and by keyword`, kw.nameSpan);
+    }
+    const missing = params.slice(e.args.length).filter((p) => !e.kwargs.some((k) => k.name === p));
+    if (missing.length > 0) report(`is missing the argument${missing.length === 1 ? "" : "s"} ${missing.map((p) => `'${p}'`).join(", ")}`, e.span);
   }
 
   /** W022: a keyword argument or call option given twice, which makes the call raise whenever it runs. */
