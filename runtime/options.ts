@@ -72,6 +72,7 @@ function isOneOf<T extends string>(list: readonly T[], v: Value): v is T {
   return typeof v === "string" && (list as readonly string[]).includes(v);
 }
 
-function show(v: Value): string {
+/** A bad value as a message names it: strings quoted, numbers and booleans as written, anything else by its type. */
+export function show(v: Value): string {
   return typeof v === "string" ? JSON.stringify(v) : typeof v === "number" || typeof v === "boolean" ? String(v) : aTypeName(v);
 }

@@ -24,7 +24,7 @@ import { DEFAULT_MODEL, resolveModel, type ModelOverrides } from "../providers/m
 import { Accounting, usageFields } from "./accounting.ts";
 import { askTyped, prepareTyped } from "./typed.ts";
 import { serializeInput, ValueTooLarge } from "../json-text.ts";
-import { checkMemoryMode, parseCallOptions, type Backoff } from "../options.ts";
+import { checkMemoryMode, parseCallOptions, show, type Backoff } from "../options.ts";
 import { sleep } from "../abort.ts";
 import { grantsTools, NO_PERMISSIONS, parsePermissions, type Permissions } from "../tools/permissions.ts";
 // type-only: the tools (and the glob library) load when an agent first has file permissions or a reply asks for a tool
@@ -511,7 +511,7 @@ function configString(cfg: VObject, key: string, site: Site): string | null {
 function configWholeNumber(cfg: VObject, key: string, site: Site): number | undefined {
   const v = cfg.get(key);
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw thrown(`agent ${key}= must be a whole number of at least 1, got ${String(v)}`, site);
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw thrown(`agent ${key}= must be a whole number of at least 1, got ${show(v)}`, site);
   return v;
 }
 

@@ -184,10 +184,18 @@ describe("the tool loop", () => {
     const out = await rt.call(callReq(agent("a", { permissions: perms({ read: ["**"] }) }), "t", null));
     expect(errorOf(out)!.message).toMatch(/after 20 turns \(max_turns=20\)/);
     expect(p.requests).toHaveLength(20);
-    for (const bad of [0, 1.5, "3"] as Value[]) {
+    // the value is named as the program wrote it: the text "3" is not shown as the number 3, nor a list as its items
+    const shown: [Value, string][] = [
+      [0, "0"],
+      [1.5, "1.5"],
+      ["3", '"3"'],
+      [[1], "a list"],
+      [new Map([["n", 1]]), "an object"],
+    ];
+    for (const [bad, as] of shown) {
       const err = await rt.call(callReq(agent("a", { max_turns: bad }), "t", null)).catch((x) => x);
       expect(err).toBeInstanceOf(VvmRaise);
-      expect((err as VvmRaise).message).toMatch(/agent max_turns= must be a whole number of at least 1/);
+      expect((err as VvmRaise).message).toBe(`thrown: agent max_turns= must be a whole number of at least 1, got ${as}`);
     }
   });
 
