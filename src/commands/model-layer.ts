@@ -99,6 +99,8 @@ export async function createModelLayer(opts: ModelLayerOptions): Promise<ModelLa
 
   let fileTrace: FileTrace | null = null;
   if (opts.trace) {
+    // `-` reads as standard output (as it is standard input for --input); a file named "-" would appear instead
+    if (opts.trace === "-") throw new UsageError("--trace -: the trace goes to a file, and standard output holds the exports: name one, such as --trace run.jsonl");
     const file = path.resolve(io.cwd, opts.trace);
     const clash = traceClash(file, opts);
     if (clash !== null) throw new UsageError(`--trace ${opts.trace}: that is ${clash}; choose another file`);

@@ -1,5 +1,6 @@
 // createModelLayer: provider selection, command-line mistakes, the offline notice, trace file,
 // summary line and live progress.
+import { existsSync } from "node:fs";
 import { link, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -84,6 +85,9 @@ describe("provider selection", () => {
     expect(await readFile(path.join(dir, "prog.vvm"), "utf8")).toBe("x = 1\n");
     expect(await readFile(path.join(dir, "rules.yaml"), "utf8")).toBe("- reply: ok\n");
     expect(await readFile(path.join(dir, "in.json"), "utf8")).toBe("{}");
+    // `-` is not standard output (which holds the exports): it would make a file named "-"
+    await expect(createModelLayer(opts(cli, { provider: "sim", trace: "-" }))).rejects.toThrow("--trace -: the trace goes to a file");
+    expect(existsSync(path.join(dir, "-"))).toBe(false);
     const badUrl = io({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "notaurl" });
     await expect(createModelLayer(opts(badUrl.cli))).rejects.toThrow("ANTHROPIC_BASE_URL=notaurl is not a URL");
     const bad = io({ VVM_MAX_TOKENS: "lots" });
