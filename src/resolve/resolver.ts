@@ -21,6 +21,7 @@ import { returnsProblems } from "./returns.ts";
 import { checkPmapMemory, type PmapSite } from "./pmap-memory.ts";
 import { innerBlocks, isLambda, type Layout, type Scope } from "./scopes.ts";
 import { isStdlibName } from "../../stdlib/names.ts";
+import { SIGNATURES } from "../../stdlib/signatures.ts";
 import { childExprs, placeholderRoots, stmtExprs } from "../../grammar/walk.ts";
 import { constantRaises } from "./constant-raises.ts";
 
@@ -587,6 +588,7 @@ class Resolver {
     if (callee.kind === "Name") {
       const def = this.findScope(callee.name, ctx)?.defOnly.get(callee.name);
       if (def) this.checkArgumentsFit(e, def);
+      else if (Object.hasOwn(CALLBACK_ARGS, callee.name) && !this.isUserName(callee.name, ctx)) this.checkCallbacksFit(e, callee.name as keyof typeof CALLBACK_ARGS, ctx);
     }
     for (const c of childExprs(e)) this.walkExpr(c, ctx);
   }
@@ -608,6 +610,21 @@ class Resolver {
     }
     const missing = params.slice(e.args.length).filter((p) => !e.kwargs.some((k) => k.name === p));
     if (missing.length > 0) report(`is missing the argument${missing.length === 1 ? "" : "s"} ${missing.map((p) => `'${p}'`).join(", ")}`, e.span);
+  }
+
+  /** W062: a def given by name to a standard function that calls it with arguments its parameters do not fit (map over a def of two). */
+  private checkCallbacksFit(e: Call, fn: keyof typeof CALLBACK_ARGS, ctx: Ctx): void {
+    const { params, fnParams } = SIGNATURES[fn];
+    const passes = CALLBACK_ARGS[fn];
+    for (const i of fnParams) {
+      const arg = e.args[i] ?? e.kwargs.find((k) => k.name === params[i])?.value;
+      if (arg?.kind !== "Name") continue;
+      const def = this.findScope(arg.name, ctx)?.defOnly.get(arg.name);
+      if (def === undefined || def.params.length === passes) continue;
+      const name = isLambda(def.name) ? "the lambda" : `${def.name}()`;
+      const n = def.params.length;
+      this.report("W062", `${fn}() calls its ${params[i]} with ${passes} argument${passes === 1 ? "" : "s"}, but ${name} takes ${n}; it raises as soon as ${fn}() calls it`, arg.span);
+    }
   }
 
   /** W022: a keyword argument or call option given twice, which makes the call raise whenever it runs. */
@@ -660,6 +677,9 @@ function namesIn(e: Expr): { name: string; span: Span }[] {
   }
   return out;
 }
+
+/** How many arguments each standard function that takes functions calls them with (stdlib/collections.ts, pmap.ts, refine.ts). */
+const CALLBACK_ARGS = { map: 1, pmap: 1, filter: 1, reduce: 2, refine: 2 } as const;
 
 /** The items whose key an earlier item already had (W022: a key, label or option given twice), in order. */
 function repeated<T>(items: readonly T[], keyOf: (item: T) => string): T[] {

@@ -98,7 +98,8 @@ export pack(a, b)
       await check(`agent shared(model="haiku", memory={ scope: "project", key: "k" })
 def work(item):
   return @shared \`go\`(item)
-def uses_variable(item, helper):
+def uses_variable(item):
+  helper = item
   return @helper \`go\`(item)
 other = work
 other = 1
