@@ -10,7 +10,7 @@ import type { RunOutcome } from "../../runtime/context.ts";
 import { MAX_SCRIPT_BYTES, parseScript, ScriptError, type ScriptProvider } from "../../runtime/providers/script.ts";
 import { FileRefused, readTextFile } from "../../runtime/text-file.ts";
 import { relativeUnder } from "../resolve/glob-prefix.ts";
-import { loadProgram } from "../resolve/loader.ts";
+import { loadProgram, type LoadedModule } from "../resolve/loader.ts";
 import { errorKind, type VObject } from "../../runtime/values.ts";
 import { runCommand } from "./run.ts";
 import { describeRule, unansweredLine } from "./script-report.ts";
@@ -60,11 +60,11 @@ export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean
     const showPath = (f: string) => (within(project, f) ? displayPath(path.join(programDir, path.relative(project, f)), io) : f);
     // Node's cp refuses a copy into the folder it copies, with nothing a person could act on
     if (within(programDir, tmp)) throw new TestSetupError(`the temporary folder ${tmp} is inside the program's folder ${programDir}, which each test copies into it: set TMPDIR to a folder outside it`);
-    // only the program's folder is copied: a module elsewhere would be missing from the copy, and the run would
-    // name a path in it that the person never wrote
-    const outside = (await loadProgram(realProgram)).modules.find((m) => !within(programDir, m.path));
-    if (outside !== undefined) {
-      throw new TestSetupError(`${displayPath(file.program, io)} imports ${displayPath(outside.path, io)}, which lies outside the program's folder ${displayPath(programDir, io)}: a test runs a copy of that folder alone, so it cannot run this program`);
+    // only the program's folder is copied: a module or a ./ skill elsewhere would be missing from the copy, and the
+    // run would name a path in it that the person never wrote
+    const away = importedFromOutside((await loadProgram(realProgram)).modules, programDir);
+    if (away !== null) {
+      throw new TestSetupError(`${displayPath(file.program, io)} imports ${away.what} ${displayPath(away.path, io)}, which lies outside the program's folder ${displayPath(programDir, io)}: a test runs a copy of that folder alone, so it cannot run this program`);
     }
     // a test file comes with the repository: the files it names are its folder's, never the user's elsewhere
     const inTestDir = confinedTo(await realpath(path.dirname(file.file)), io);
@@ -140,6 +140,19 @@ export async function runTest<T>(file: TestFile, t: TestCase, allowBash: boolean
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/** The first module, or skill folder named by a `./` or `../` path, that a program's modules import from outside `dir`. */
+function importedFromOutside(modules: LoadedModule[], dir: string): { what: string; path: string } | null {
+  for (const m of modules) {
+    if (!within(dir, m.path)) return { what: "the module", path: m.path };
+    for (const s of m.program?.body ?? []) {
+      if (s.kind !== "SkillImport" || !/^\.\.?\//.test(s.source.value)) continue;
+      const folder = path.resolve(path.dirname(m.path), s.source.value);
+      if (!within(dir, folder)) return { what: `the skill '${s.skill.value}' from`, path: folder };
+    }
+  }
+  return null;
 }
 
 /** A test's own problem with its files (a fixture that is not a folder): said as the test's failure. */

@@ -262,7 +262,20 @@ describe("vvm test", () => {
     });
     const r = await runCli(["test"], { cwd: p.dir });
     expect(r.stdout).toBe(
-      "FAIL  app/main.test.yaml:2: x: app/main.vvm imports lib.vvm, which lies outside the program's folder app: a test runs a copy of that folder alone, so it cannot run this program\n0 passed, 1 failed\n",
+      "FAIL  app/main.test.yaml:2: x: app/main.vvm imports the module lib.vvm, which lies outside the program's folder app: a test runs a copy of that folder alone, so it cannot run this program\n0 passed, 1 failed\n",
+    );
+  });
+
+  it("so does a program that imports a ./ or ../ skill from outside its folder: the test's copy would lack it", async () => {
+    const p = writeProgram({
+      "skills/tone/SKILL.md": "---\nname: tone\ndescription: Friendly.\n---\nBe friendly.\n",
+      "app/lib/team.vvm": 'import "tone" from "../../skills/tone"\nagent w(model="haiku", prompt="p", skills=["tone"])\nexport @w\n',
+      "app/main.vvm": 'from "./lib/team.vvm" import @w\nr = @w `Hi`(())\nexport r\n',
+      "app/main.test.yaml": "script: [{ reply: hi }]\ntests: [{ name: x, expect: { exports: { r: hi } } }]\n",
+    });
+    const r = await runCli(["test"], { cwd: p.dir });
+    expect(r.stdout).toBe(
+      "FAIL  app/main.test.yaml:2: x: app/main.vvm imports the skill 'tone' from skills/tone, which lies outside the program's folder app: a test runs a copy of that folder alone, so it cannot run this program\n0 passed, 1 failed\n",
     );
   });
 
