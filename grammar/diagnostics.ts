@@ -49,6 +49,8 @@ export const CODES = {
   W031: "exported value never assigned",
   /** project addition: a name nothing binds (spec/diagnostics.md) */
   W032: "unknown name",
+  /** project addition: a function's local read before the function gives it a value (spec/diagnostics.md) */
+  W033: "local read before assignment",
   /** project addition: pmap'd function continues a memory shared by every item (spec/diagnostics.md) */
   W040: "pmap over a shared memory key",
   /** project addition: agent-call option the runtime ignores (spec/diagnostics.md) */

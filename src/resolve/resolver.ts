@@ -301,8 +301,30 @@ class Resolver {
       if (!this.useName(name, ctx) && !isStdlibName(name)) {
         const where = ctx.inDef ? "a parameter, local, enclosing function's local or module-level name" : "a name assigned in this module, an import or a function";
         this.report("E051", `unknown placeholder name '${name}' (not ${where})`, span);
-      }
+      } else this.checkReadInTime(name, span, ctx);
     }
+  }
+
+  /**
+   * W033: a read of a function's local on a line before every binding of it in the function (a parameter or a
+   * nested def is bound on entry), outside any loop, where no earlier pass could have bound it: the run raises
+   * 'unbound local' there whenever it gets there, even when an enclosing function or the module has the name.
+   */
+  private checkReadInTime(name: string, span: Span, ctx: Ctx): void {
+    const s = ctx.scope;
+    const bindings = s.bindingsByName.get(name);
+    if (s.def === null || ctx.inLoop || bindings === undefined) return;
+    if (bindings.some((b) => b.kind === "param" || b.kind === "def" || b.span.line < span.line)) return;
+    const fn = `${s.def.name}()`;
+    const first = bindings[0]!.span.line;
+    const outside = s.parent !== null && this.findScope(name, { ...ctx, scope: s.parent }) !== null;
+    this.report(
+      "W033",
+      outside
+        ? `'${name}' is a local of ${fn}, which assigns it at line ${first}, so this read does not see the '${name}' outside it and raises whenever it runs: a function cannot change a variable outside it (return the new value instead)`
+        : `'${name}' is read before ${fn} gives it a value (at line ${first}), so this read raises whenever it runs`,
+      span,
+    );
   }
 
   private bindCheck(name: string, span: Span): void {
@@ -501,6 +523,7 @@ class Resolver {
     switch (e.kind) {
       case "Name":
         if (!this.useName(e.name, ctx) && !isStdlibName(e.name) && !this.agents.has(e.name)) this.unknownName(e.name, e.span);
+        else this.checkReadInTime(e.name, e.span, ctx);
         return;
       case "TemplateExpr":
         this.checkTemplate(e.template, ctx);
