@@ -166,7 +166,12 @@ export function typeName(v: Value): string {
       return "string";
   }
   if (Array.isArray(v)) return "list";
-  if (v instanceof Map) return "object";
+  if (v instanceof Map) {
+    // a failed call's result used as text or a number: named so, the raise points back at the failure
+    if (!isErrorValue(v)) return "object";
+    const kind = errorKind(v);
+    return kind === null ? "error value" : `error value (${kind.length > 40 ? kind.slice(0, 40) + "…" : kind})`;
+  }
   if (v instanceof VAgent) return "agent";
   return "function";
 }
