@@ -98,6 +98,8 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     const reports: ReturnType<typeof report>[] = [];
     const unreadable: { dir: string; problem: string }[] = [];
     for (const name of await memoryNames(w.root)) {
+      // a Ctrl-C while --fix changed a memory: that one was completed and is reported; the next is not begun
+      if (fix && io.signal.aborted) break;
       const dir = path.join(w.root, name);
       const k = await keyOf(name, dir);
       const loc: MemoryLocation = { scope: w.scope, key: k ?? name, root: w.root, dir };
@@ -112,10 +114,11 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     }
     // what an rm killed part-way left aside: the files the user meant to remove, still on disk
     const left = await removalsLeft(w.root, nodeFs);
-    // (finishRemovals finishes every leftover of one memory)
-    if (fix) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) }, opts.warn);
+    // (finishRemovals finishes every leftover of one memory; none is begun after a Ctrl-C)
+    const finishing = fix && !io.signal.aborted;
+    if (finishing) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) }, opts.warn);
     const removals: { r: RemovalLeft; finished: boolean }[] = [];
-    for (const r of left) removals.push({ r, finished: fix && (await nodeFs.inspect(r.path)) === null });
+    for (const r of left) removals.push({ r, finished: finishing && (await nodeFs.inspect(r.path)) === null });
     const healthy = unreadable.length === 0 && reports.every((r) => r.healthy) && removals.every((r) => r.finished);
     const cutShortJson = removals.map(({ r, finished }) => ({ key: r.key, dir: path.basename(r.path), finished }));
     emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: cutShortJson }, () => {
@@ -123,7 +126,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
       for (const { r, finished } of removals) {
-        out += finished ? `${cutShort(r)}: finished (removed)\n` : `problem: ${cutShort(r)}\n      ${fix ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
+        out += finished ? `${cutShort(r)}: finished (removed)\n` : `problem: ${cutShort(r)}\n      ${finishing ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
       }
       return out;
     });

@@ -92,4 +92,32 @@ describe("Ctrl-C in the commands that change a memory", () => {
     expect(lines.some((l) => l.includes("w1a"))).toBe(false);
     expect(existsSync(path.join(mem, "lock"))).toBe(false);
   }, 60_000);
+
+  it("doctor --fix over every memory: the one it was fixing is completed and reported, the next is not begun", async () => {
+    // a hand edit in each: recording it in the long ledger takes seconds under the lock
+    const dir = bigMemory(30_000);
+    const root = path.join(dir, ".vvm", "memory");
+    mkdirSync(path.join(root, "k-small"));
+    writeFileSync(path.join(root, "k-small", "ledger.jsonl"), readFileSync(path.join(root, "k-big", "ledger.jsonl"), "utf8").split("\n").slice(0, 3).join("\n") + "\n");
+    for (const name of ["k-big", "k-small"]) writeFileSync(path.join(root, name, "digest.md"), "a person's note\n");
+    // and what an rm killed part-way left, which --fix finishes after the memories
+    mkdirSync(path.join(root, ".rm-k-gone.0123456789ab"));
+    const child = spawnCli(["memory", "doctor", "--fix"], { cwd: dir });
+    const done = collect(child);
+    let exited = false;
+    void done.then(() => (exited = true));
+    while (!exited && !existsSync(path.join(root, "k-big", "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(exited).toBe(false);
+    child.kill("SIGINT");
+    const r = await done;
+    expect([r.code, r.stderr]).toEqual([130, "vvm: interrupted: what the command had under way was completed first (a change under the memory's lock is never cut short)\n"]);
+    // what it repaired is said; the memory it had not begun is neither repaired nor reported
+    expect(r.stdout).toMatch(/^memory project:"big" \(\.vvm\/memory\/k-big\): healthy.*\n {2}fixed 2 \(recorded in the ledger as entry 30002\):\n/);
+    expect(r.stdout).not.toContain('"small"');
+    expect(r.stdout).toMatch(/\nproblem: an rm of "gone" was cut short and left \.rm-k-gone\.0123456789ab\n {6}--fix will finish removing it\n$/);
+    expect(existsSync(path.join(root, ".rm-k-gone.0123456789ab"))).toBe(true);
+    const kinds = (name: string) => readFileSync(path.join(root, name, "ledger.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { kind: string }).kind);
+    expect(kinds("k-big").slice(-2)).toEqual(["external_edit", "repair"]);
+    expect(kinds("k-small")).toEqual(["patch", "patch", "patch"]);
+  }, 60_000);
 });
