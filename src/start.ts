@@ -10,17 +10,22 @@ import { mappedStack } from "./stack-map.ts";
 /**
  * One question on the terminal (stderr, so stdout stays the command's output); null on Ctrl-C or end of input.
  * The terminal gives a Ctrl-C typed at the question to readline rather than as a signal: it interrupts the
- * command as one would anywhere else.
+ * command as one would anywhere else. A signal that stops the command (SIGTERM, a SIGINT sent to the process)
+ * ends the question too, unanswered.
  */
-function ask(question: string, interrupt: () => void): Promise<string | null> {
+function ask(question: string, interrupt: () => void, stopped: AbortSignal): Promise<string | null> {
   return new Promise((resolve) => {
+    if (stopped.aborted) return resolve(null);
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     let answered = false;
+    const stop = () => rl.close();
+    stopped.addEventListener("abort", stop);
     rl.on("SIGINT", () => {
       rl.close();
       interrupt();
     });
     rl.on("close", () => {
+      stopped.removeEventListener("abort", stop);
       if (!answered) resolve(null);
     });
     rl.question(question, (answer) => {
@@ -123,7 +128,7 @@ export async function start(): Promise<void> {
         if (fstatSync(0).isDirectory()) throw Object.assign(new Error("a directory"), { code: "EISDIR" });
         return process.stdin;
       },
-      ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt) : undefined,
+      ask: process.stdin.isTTY && process.stderr.isTTY ? (question) => ask(question, interrupt, controller.signal) : undefined,
       ctrlCEndsAtOnce,
       ctrlCSaidByCommand: () => (commandSays = true),
     });

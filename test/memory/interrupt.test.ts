@@ -2,11 +2,12 @@
 // with synchronous calls, so the event loop does not turn while a whole ledger is read (and, for search,
 // ranked): a SIGINT was heard only once the whole answer was printed, and the command exited 0. A Ctrl-C
 // that came before the reading stops the command with exit 130; one during it ends the process at once.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, sigintAfter, spawnCli } from "../support/cli.ts";
+import { collect, ROOT, runCli, sigintAfter, spawnCli, testEnv } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 
@@ -119,5 +120,62 @@ describe("Ctrl-C in the commands that change a memory", () => {
     const kinds = (name: string) => readFileSync(path.join(root, name, "ledger.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { kind: string }).kind);
     expect(kinds("k-big").slice(-2)).toEqual(["external_edit", "repair"]);
     expect(kinds("k-small")).toEqual(["patch", "patch", "patch"]);
+  }, 60_000);
+});
+
+/**
+ * `vvm memory rm big` on a terminal (a pseudo-terminal python3 makes), sent `signal` once it asks; what it wrote
+ * there, and its exit code (null: still asking 10 s later, then killed).
+ */
+function rmAskedThenSignalled(dir: string, signal: "SIGINT" | "SIGTERM"): { exit: number | null; out: string } {
+  const script = `
+import json, os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+def read(until):
+    global out
+    while time.time() < until:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            out += data
+        if b"[y/N]" in out and not asked:
+            return
+asked = False
+read(time.time() + 20)
+asked = True
+os.kill(pid, getattr(signal, sys.argv[-1]))
+deadline = time.time() + 10
+while True:
+    read(time.time() + 0.2)
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done or time.time() > deadline:
+        break
+if not done:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(json.dumps({"exit": os.waitstatus_to_exitcode(status) if done else None, "out": out.decode(errors="replace")}))
+`;
+  const argv = [process.execPath, "--import", import.meta.resolve("tsx"), path.join(ROOT, "src/main.ts"), "memory", "rm", "big", signal];
+  // (the last argument is the signal's name, for the script; the CLI never sees it)
+  return JSON.parse(execFileSync("python3", ["-c", script.replace("sys.argv[1:]", "sys.argv[1:-1]"), ...argv], { cwd: dir, env: testEnv(), encoding: "utf8" })) as { exit: number | null; out: string };
+}
+
+describe("a signal while vvm memory rm asks", () => {
+  it("SIGTERM or a SIGINT sent to the process (not typed at the question) ends the question: not removed, exit 143 or 130", () => {
+    for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+      const dir = bigMemory(3);
+      const r = rmAskedThenSignalled(dir, signal);
+      expect(r.out, signal).toContain("and all its history? This cannot be undone. [y/N] ");
+      expect(r.out, signal).toMatch(/vvm: memory project:"big" not removed\r\n$/);
+      expect(r.exit, signal).toBe(code);
+      expect(existsSync(path.join(dir, ".vvm", "memory", "k-big", "ledger.jsonl")), signal).toBe(true);
+    }
   }, 60_000);
 });
