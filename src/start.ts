@@ -71,7 +71,11 @@ export async function start(): Promise<void> {
   const interrupt = () => {
     interrupts++;
     // First Ctrl-C stops the program cleanly (pending calls aborted, locks released); a second one exits at once.
-    if (interrupts > 1) process.exit(terminated ? EXIT.terminated : EXIT.interrupted);
+    if (interrupts > 1) {
+      // a command that says a Ctrl-C itself has said nothing yet, and now cannot
+      if (commandSays) process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}vvm: interrupted again: stopped at once; what the command had under way may be left unfinished (vvm memory doctor says what)\n`);
+      process.exit(terminated ? EXIT.terminated : EXIT.interrupted);
+    }
     // the line break ends the terminal's echo of ^C
     if (!commandSays) process.stderr.write("\nvvm: interrupted, stopping…\n");
     else if (process.stderr.isTTY) process.stderr.write("\n");

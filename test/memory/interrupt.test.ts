@@ -94,6 +94,28 @@ describe("Ctrl-C in the commands that change a memory", () => {
     expect(existsSync(path.join(mem, "lock"))).toBe(false);
   }, 60_000);
 
+  it("a second Ctrl-C ends the command at once, and says so: the change is not made, nothing is lost", async () => {
+    const dir = bigMemory(30_000);
+    const mem = path.join(dir, ".vvm", "memory", "k-big");
+    const before = readFileSync(path.join(mem, "ledger.jsonl"), "utf8");
+    const child = spawnCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
+    const done = collect(child);
+    let exited = false;
+    void done.then(() => (exited = true));
+    while (!exited && !existsSync(path.join(mem, "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(exited).toBe(false);
+    child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(exited).toBe(false);
+    child.kill("SIGINT");
+    const r = await done;
+    expect([r.code, r.stdout, r.stderr]).toEqual([130, "", "vvm: interrupted again: stopped at once; what the command had under way may be left unfinished (vvm memory doctor says what)\n"]);
+    // the purge did not happen; the next command takes the lock over and tidies what it left
+    expect(readFileSync(path.join(mem, "ledger.jsonl"), "utf8")).toBe(before);
+    const again = await runCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
+    expect(again.code).toBe(0);
+  }, 60_000);
+
   it("doctor --fix over every memory: the one it was fixing is completed and reported, the next is not begun", async () => {
     // a hand edit in each: recording it in the long ledger takes seconds under the lock
     const dir = bigMemory(30_000);
