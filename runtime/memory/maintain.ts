@@ -285,6 +285,7 @@ async function removeAside(fs: MemoryFs, aside: string, removed: Removed): Promi
   const real = path.join(realpathSync.native(path.dirname(aside)), path.basename(aside));
   const folder = openFolder(real);
   if (folder === "missing") return;
+  if (folder === "denied") throw new ToolError(`${aside} is a folder rm may not open (permission denied); remove it by hand`, "refused");
   if (typeof folder === "string") throw new ToolError(`${aside} is not a directory of its own; remove it by hand (rm never follows a link)`, "refused");
   try {
     let names: string[];
@@ -328,6 +329,7 @@ async function removeTree(fs: MemoryFs, aside: string, dir: Folder, real: string
     // another rm finishing the same leftover removed it meanwhile
     if (sub === "missing") return;
     if (sub === "moved") throw new ToolError(`${path.join(aside, rel)} was replaced by a link while it was being removed; removed nothing more (rm never follows a link)`, "refused");
+    if (sub === "denied") throw new ToolError(`${path.join(aside, rel)} is a folder rm may not open (permission denied); removed nothing more (remove it by hand)`, "refused");
     if (sub === "not a folder") throw new ToolError(`${path.join(aside, rel)} could not be opened as a folder; removed nothing more (remove it by hand)`, "refused");
     try {
       let entries: string[];

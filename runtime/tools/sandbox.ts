@@ -85,15 +85,17 @@ export interface Folder {
  * folder on the way is swapped for a link afterwards; elsewhere the real path itself, just checked.
  * `within`: the folder `real` is in, opened so; on Linux only the last name is looked up inside it, never the
  * path again (a link there is not followed, so there is nothing to check). "missing" when nothing is there,
- * "not a folder" when something else is, "moved" when the open reached another folder than the check meant.
+ * "not a folder" when something else is, "moved" when the open reached another folder than the check meant,
+ * "denied" when the system refused to open it (EACCES: a folder this user may not read).
  */
-export function openFolder(real: string, within?: Folder): Folder | "missing" | "not a folder" | "moved" {
+export function openFolder(real: string, within?: Folder): Folder | "missing" | "not a folder" | "moved" | "denied" {
   const at = within === undefined ? real : path.join(within.path, path.basename(real));
   let fd: number;
   try {
     fd = openSync(at, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    if ((err as NodeJS.ErrnoException).code === "EACCES") return "denied";
     // a link where the checked folder was (O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR or ELOOP)
     try {
       return lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() ? "moved" : "not a folder";

@@ -1,12 +1,12 @@
 // `vvm memory restore | forget | rm | doctor` through the real CLI, on memories built by real runs (script
 // provider and the Messages API stand-in): every write under the lock, recorded in the ledger with the
 // command and the user, never through a link, never a stack trace.
-import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
-import { execFileSync } from "node:child_process";
+import { appendFile, chmod, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli as runCliAnyHome, type CliOptions } from "../support/cli.ts";
+import { ROOT, runCli as runCliAnyHome, testEnv, type CliOptions } from "../support/cli.ts";
 import { nodeFs, type MemoryFs } from "../../runtime/memory/fsio.ts";
 import { doctorMemory, finishRemovals, forgetFacts, removeMemory } from "../../runtime/memory/maintain.ts";
 import { ATTEMPTS, inspectMemory } from "../../runtime/memory/inspect.ts";
@@ -675,6 +675,30 @@ describe("vvm memory rm", () => {
     expect(fixed.stderr).toMatch(/^vvm: warning: .*\.rm-k-oncall_3apayments\.0123456789ab is not a directory of its own; remove it by hand \(rm never follows a link\)\n$/);
     // ls does not advise an rm that would leave it too
     expect(ok(await memory(dir, "ls")).stdout).toMatch(/\n\(\.rm-k-oncall_3apayments\.0123456789ab is named as an rm's leftover but is not a folder, so no rm made it: remove it by hand\)\n$/);
+  });
+
+  it("a leftover folder rm may not open is said as one, not as a link or as no folder", async () => {
+    const dir = await mkdtemp(path.join(base, "p-"));
+    const root = path.join(dir, ".vvm", "memory");
+    // one leftover rm may not open at all, one with a folder inside that it may not open
+    const closed = path.join(root, ".rm-k-gone.000000000001");
+    const inner = path.join(root, ".rm-k-gone.000000000002", "sub");
+    for (const d of [closed, inner]) await mkdir(d, { recursive: true });
+    await writeFile(path.join(inner, "notes.md"), "kept");
+    for (const d of [closed, inner]) await chmod(d, 0);
+    const argv = [process.execPath, "--import", import.meta.resolve("tsx"), path.join(ROOT, "src/main.ts"), "memory", "rm", "gone"];
+    // root opens any folder: the child runs without that power (CAP_DAC_OVERRIDE)
+    const cmd = process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", ...argv] : argv;
+    const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd: dir, env: testEnv({ HOME }), encoding: "utf8" });
+    for (const d of [closed, inner]) await chmod(d, 0o700);
+    expect(r.status).toBe(1);
+    expect(r.stderr.split("\n").sort()).toEqual([
+      "",
+      `vvm: no memory project:"gone" in .vvm/memory (give the project with --dir or --program)`,
+      `vvm: warning: ${closed} is a folder rm may not open (permission denied); remove it by hand`,
+      `vvm: warning: ${inner} is a folder rm may not open (permission denied); removed nothing more (remove it by hand)`,
+    ]);
+    expect(await readdir(inner)).toEqual(["notes.md"]);
   });
 
   it("a memory an rm takes aside while another command reads it is no memory, not one that 'cannot be read (ENOENT)'", async () => {
