@@ -117,16 +117,23 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     // (finishRemovals finishes every leftover of one memory; none is begun after a Ctrl-C)
     const finishing = fix && !io.signal.aborted;
     if (finishing) for (const name of new Set(left.map((r) => r.name))) await finishRemovals({ scope: w.scope, key: name, root: w.root, dir: path.join(w.root, name) }, opts.warn);
-    const removals: { r: RemovalLeft; finished: boolean }[] = [];
-    for (const r of left) removals.push({ r, finished: finishing && (await nodeFs.inspect(r.path)) === null });
+    const removals: { r: RemovalLeft; finished: boolean; folder: boolean }[] = [];
+    // (a link or a file there is no rm's: --fix leaves it, as ls says)
+    for (const r of left) {
+      const st = await nodeFs.inspect(r.path);
+      removals.push({ r, finished: finishing && st === null, folder: st?.type === "dir" });
+    }
     const healthy = unreadable.length === 0 && reports.every((r) => r.healthy) && removals.every((r) => r.finished);
     const cutShortJson = removals.map(({ r, finished }) => ({ key: r.key, dir: path.basename(r.path), finished }));
     emit(io, flags, { scope: w.scope, root: w.root, healthy, memories: reports.map((r) => r.json), unreadable, removals_cut_short: cutShortJson }, () => {
       let out = reports.length + unreadable.length + removals.length === 0 ? `no memories in ${displayPath(w.root, io)} (${w.scope} scope)\n` : "";
       for (const r of reports) out += r.text();
       for (const u of unreadable) out += `memory directory ${path.basename(u.dir)}: cannot be checked: ${u.problem}\n`;
-      for (const { r, finished } of removals) {
-        out += finished ? `${cutShort(r)}: finished (removed)\n` : `problem: ${cutShort(r)}\n      ${finishing ? "--fix could not remove it: remove it by hand (the warning on stderr says why)" : "--fix will finish removing it"}\n`;
+      for (const { r, finished, folder } of removals) {
+        if (finished) out += `${cutShort(r)}: finished (removed)\n`;
+        else if (finishing) out += `problem: ${cutShort(r)}\n      --fix could not remove it: remove it by hand (the warning on stderr says why)\n`;
+        else if (!folder) out += `problem: ${path.basename(r.path)} is named as an rm's leftover but is not a folder, so no rm made it\n      remove it by hand (--fix finishes only what an rm left)\n`;
+        else out += `problem: ${cutShort(r)}\n      --fix will finish removing it\n`;
       }
       return out;
     });

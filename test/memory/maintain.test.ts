@@ -669,6 +669,10 @@ describe("vvm memory rm", () => {
     const outside = path.join(dir, "outside");
     await mkdir(outside);
     await symlink(outside, path.join(root, ".rm-k-oncall_3apayments.0123456789ab"));
+    // without --fix: no promise that --fix will finish what no rm made
+    const looked = await memory(dir, "doctor");
+    expect(looked.code).toBe(1);
+    expect(looked.stdout).toMatch(/\nproblem: \.rm-k-oncall_3apayments\.0123456789ab is named as an rm's leftover but is not a folder, so no rm made it\n {6}remove it by hand \(--fix finishes only what an rm left\)\n$/);
     const fixed = await memory(dir, "doctor", "--fix");
     expect(fixed.code).toBe(1);
     expect(fixed.stdout).toMatch(/\nproblem: an rm of "oncall:payments" was cut short and left \.rm-k-oncall_3apayments\.0123456789ab\n {6}--fix could not remove it: remove it by hand \(the warning on stderr says why\)\n$/);
