@@ -35,7 +35,7 @@ describe("Ctrl-C in the commands that read a memory", () => {
     const dir = bigMemory(3);
     const stop = new AbortController();
     stop.abort();
-    for (const args of [["log", "big"], ["search", "big", "w1"], ["history", "big"], ["diff", "big", "1"], ["show", "big"], ["doctor", "big"], ["doctor"]]) {
+    for (const args of [["log", "big"], ["search", "big", "w1"], ["history", "big"], ["diff", "big", "1"], ["show", "big"], ["doctor", "big"], ["doctor"], ["ls"]]) {
       const r = await runCli(["memory", ...args], { cwd: dir, signal: stop.signal });
       expect([r.code, r.stdout, r.stderr], args.join(" ")).toEqual([130, "", "vvm: interrupted\n"]);
     }
