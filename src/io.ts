@@ -2,6 +2,7 @@
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Interrupted } from "../runtime/abort.ts";
 import type { ProgressStyle } from "../runtime/calls/accounting.ts";
 import pc from "picocolors";
 import { printable } from "./printable.ts";
@@ -133,4 +134,14 @@ export const EXIT = {
 /** A mistake on the command line or in a file it names (bad --script file, missing key for --provider anthropic). */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/**
+ * Right before a computation that lets the event loop turn only at its end (parsing and checking a huge
+ * program, reading a whole ledger), with nothing held or written: a Ctrl-C heard before it stops the command
+ * here (Interrupted) rather than after it, and one that comes during it ends the process at once.
+ */
+export function beforeLongSync(io: CliIO): void {
+  if (io.signal.aborted) throw new Interrupted();
+  io.ctrlCEndsAtOnce?.();
 }

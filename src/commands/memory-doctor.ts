@@ -2,14 +2,14 @@
 // can be repaired under the lock and records it in the ledger (runtime/memory/doctor.ts, maintain.ts).
 // Exit 0 when no problem is left, 1 when one is (or the memory does not exist).
 import path from "node:path";
-import { displayPath, EXIT, type CliIO } from "../io.ts";
+import { beforeLongSync, displayPath, EXIT, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import type { Finding } from "../../runtime/memory/doctor.ts";
 import { removalsLeft, type RemovalLeft } from "../../runtime/memory/inspect.ts";
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
-import { cutShort, emit, existing, label, memoryCommand, readingWhole, toolOptions, where, type WriteFlags } from "./memory.ts";
+import { cutShort, emit, existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
 
 export type DoctorFlags = WriteFlags & { fix?: boolean };
 
@@ -82,7 +82,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
     if (key !== undefined) {
       const loc = await existing(key, flags, io);
       // --fix writes under the lock: a Ctrl-C then stops it cleanly, never at once
-      if (!fix) readingWhole(io);
+      if (!fix) beforeLongSync(io);
       const r = report(await doctor(loc, fix), true, io);
       emit(io, flags, r.json, r.text);
       return r.healthy ? EXIT.ok : EXIT.missing;
@@ -103,7 +103,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       const dir = path.join(w.root, name);
       const k = await keyOf(name, dir);
       const loc: MemoryLocation = { scope: w.scope, key: k ?? name, root: w.root, dir };
-      if (!fix) readingWhole(io);
+      if (!fix) beforeLongSync(io);
       try {
         // a memory whose key is unknown is examined, never fixed: meta.json would be written with a wrong key
         reports.push(report(await doctor(loc, fix && k !== null), k !== null, io));

@@ -3,12 +3,12 @@
 // (B left out: digest.md now).
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
-import type { CliIO } from "../io.ts";
+import { beforeLongSync, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { digestVersions, type DigestVersion } from "../../runtime/memory/history.ts";
 import { toolProvenance } from "../../runtime/memory/ledger.ts";
 import { readDigestFile, type DigestFile } from "../../runtime/memory/state.ts";
-import { columns, emit, existing, label, memoryCommand, MissingMemory, readingWhole, seqArg, shortTime, type WhereFlags } from "./memory.ts";
+import { columns, emit, existing, label, memoryCommand, MissingMemory, seqArg, shortTime, type WhereFlags } from "./memory.ts";
 import { who } from "./memory-log.ts";
 
 function author(v: DigestVersion, io: CliIO): string {
@@ -32,7 +32,7 @@ const MAX_EDIT_LINES = 2000;
 export function memoryHistory(key: string, flags: WhereFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     const loc = await existing(key, flags, io);
-    readingWhole(io);
+    beforeLongSync(io);
     const found = await digestVersions(nodeFs, path.join(loc.dir, "ledger.jsonl"));
     const versions = found?.versions ?? [];
     const now = current(await readDigestFile(nodeFs, path.join(loc.dir, "digest.md")), versions);
@@ -82,7 +82,7 @@ export function memoryDiff(key: string, a: string, b: string | undefined, flags:
   return memoryCommand(io, async () => {
     const seqs = [seqArg(a, "A"), ...(b === undefined ? [] : [seqArg(b, "B")])];
     const loc = await existing(key, flags, io);
-    readingWhole(io);
+    beforeLongSync(io);
     const found = await digestVersions(nodeFs, path.join(loc.dir, "ledger.jsonl"), seqs);
     const last = found?.last ?? 0;
     const side = (seq: number): Side => {

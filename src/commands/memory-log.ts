@@ -1,12 +1,12 @@
 // `vvm memory log KEY`: the ledger's entries, newest last, one line each; read from the end of the file
 // when --last or --since says how far back to go.
 import path from "node:path";
-import { displayPath, UsageError, type CliIO } from "../io.ts";
+import { beforeLongSync, displayPath, UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { readLog, type LogLine } from "../../runtime/memory/history.ts";
 import { callProvenance, ENTRY_KINDS, forgottenBy, toolProvenance, type LedgerEntry } from "../../runtime/memory/ledger.ts";
 import { exactDuration } from "../../runtime/duration.ts";
-import { emit, existing, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
 
 export type LogFlags = WhereFlags & { kind?: string; last?: number; since?: string; agent?: string };
 
@@ -114,7 +114,7 @@ export function memoryLog(key: string, flags: LogFlags, io: CliIO): Promise<numb
       since: flags.since !== undefined ? sinceTime(flags.since, Date.now()) : undefined,
     };
     const loc = await existing(key, flags, io);
-    readingWhole(io);
+    beforeLongSync(io);
     const log = await readLog(nodeFs, path.join(loc.dir, "ledger.jsonl"), query);
     const lines = log?.lines ?? [];
     const json = {

@@ -1,9 +1,9 @@
 // `vvm memory ls`: every memory under the scope's root, with its size, last use and health.
-import { displayPath, type CliIO } from "../io.ts";
+import { beforeLongSync, displayPath, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import path from "node:path";
 import { listMemories, removalsLeft, type Listed, type RemovalLeft } from "../../runtime/memory/inspect.ts";
-import { columns, cutShort, emit, memoryCommand, readingWhole, shortTime, size, where, type WhereFlags } from "./memory.ts";
+import { columns, cutShort, emit, memoryCommand, shortTime, size, where, type WhereFlags } from "./memory.ts";
 
 function summary(l: Listed) {
   const i = l.inspection;
@@ -25,7 +25,7 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
   return memoryCommand(io, async () => {
     const w = where(flags, io);
     // every memory is read with synchronous calls: a Ctrl-C stops the listing, or ends it at once
-    readingWhole(io);
+    beforeLongSync(io);
     const found = (await listMemories(w.scope, w.root, { fs: nodeFs, signal: io.signal })).map(summary);
     // an rm killed part-way left a directory aside: no memory any more, but its files are still there
     const left: { r: RemovalLeft; folder: boolean }[] = [];

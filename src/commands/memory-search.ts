@@ -1,11 +1,11 @@
 // `vvm memory search KEY QUERY`: retained facts and lines of past digests, most relevant first.
 import path from "node:path";
-import { UsageError, type CliIO } from "../io.ts";
+import { beforeLongSync, UsageError, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { searchLedger, type Hit } from "../../runtime/memory/history.ts";
 import { terms } from "../../runtime/memory/recall.ts";
 import { clipped } from "../../runtime/text.ts";
-import { emit, existing, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
+import { emit, existing, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
 
 export type SearchFlags = WhereFlags & { limit: number };
 
@@ -22,7 +22,7 @@ export function memorySearch(key: string, query: string, flags: SearchFlags, io:
     // searched as recall searches (spec/memory.md §3 "Recall"): nothing would ever match
     if (terms(query, 1).length === 0) throw new UsageError(`the query ${JSON.stringify(clipped(query, 80))} has no searchable words (one-letter words and common words such as "the" and "of" are left out): give the words to look for`);
     const loc = await existing(key, flags, io);
-    readingWhole(io);
+    beforeLongSync(io);
     const found = await searchLedger(nodeFs, path.join(loc.dir, "ledger.jsonl"), query, flags.limit);
     const hits = found?.hits ?? [];
     const json = {

@@ -1,10 +1,10 @@
 // `vvm memory show KEY`: the front-matter settings, the digest and the facts the next call would be
 // shown; `--context` prints the exact Memory Context a `continue` call would send now.
-import { displayPath, homeDir, type CliIO } from "../io.ts";
+import { beforeLongSync, displayPath, homeDir, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import { nextContext } from "../../runtime/memory/inspect.ts";
 import { factLine } from "../../runtime/memory/recall.ts";
-import { emit, inspectKey, label, memoryCommand, readingWhole, shortTime, type WhereFlags } from "./memory.ts";
+import { emit, inspectKey, label, memoryCommand, shortTime, type WhereFlags } from "./memory.ts";
 
 export type ShowFlags = WhereFlags & { context?: boolean; task?: string; memoryBudget: number };
 
@@ -13,7 +13,7 @@ export function memoryShow(key: string, flags: ShowFlags, io: CliIO): Promise<nu
     const i = await inspectKey(key, flags, io);
     const warnings = [...i.warnings];
     const query = flags.task ?? "";
-    readingWhole(io);
+    beforeLongSync(io);
     const { facts, context } = await nextContext(i, { fs: nodeFs, query, budgetTokens: flags.memoryBudget, homeDir: homeDir(io), warn: (m) => warnings.push(m) });
     const { parsed } = i.digest;
     const s = parsed.settings;

@@ -170,17 +170,6 @@ export async function memoryCommand(io: CliIO, body: () => Promise<number>, doin
   }
 }
 
-/**
- * Right before a command that only reads goes through a whole ledger (and ranks it, for search): the store
- * reads with synchronous calls, so the event loop does not turn until the answer is printed, and a Ctrl-C
- * was heard only then, if at all (the whole answer, exit 0). Nothing is held and nothing written, so a Ctrl-C
- * that came before stops the command here, and one that comes during it ends the process at once.
- */
-export function readingWhole(io: CliIO): void {
-  if (io.signal.aborted) throw new Interrupted();
-  io.ctrlCEndsAtOnce?.();
-}
-
 /** The options of the commands that write. */
 export type WriteFlags = WhereFlags & { lockTimeout: number };
 

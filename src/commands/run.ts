@@ -2,11 +2,10 @@
 import { printable, vvmLine } from "../printable.ts";
 import type { ModelFlags } from "./model-layer.ts";
 import { collectInputs, type InputFlags } from "./inputs.ts";
-import { checkProgram } from "../check.ts";
 import { hasErrors } from "../../grammar/diagnostics.ts";
 import { displayPath, EXIT, UsageError, useColor, type CliIO } from "../io.ts";
 import { printDiagnostics, resolveProgramFile, strictRefusal } from "./report.ts";
-import { skillsHome } from "./skills-home.ts";
+import { checkedProgram } from "./check.ts";
 import { finishRunState } from "./run-state.ts";
 import { runProgram } from "../../runtime/interpreter/index.ts";
 import { errorKind, isErrorValue, type RaiseStep, type Site, type Value, type VObject } from "../../runtime/values.ts";
@@ -34,8 +33,9 @@ type RunObserver = (outcome: RunOutcome, script: ScriptProvider | null) => void;
 export async function runCommand(file: string, flags: RunFlags, io: CliIO, observe?: RunObserver): Promise<number> {
   const abs = await resolveProgramFile(file, io);
   if (abs === null) return EXIT.usage;
-  // nothing has started yet (no call, no memory, no run directory): a Ctrl-C in a long check ends it at once
-  const checked = await checkProgram(abs, { skillsHome: skillsHome(io), longSync: io.ctrlCEndsAtOnce });
+  // nothing has started yet (no call, no memory, no run directory)
+  const checked = await checkedProgram(abs, io);
+  if (checked === null) return EXIT.interrupted;
   printDiagnostics(checked, io);
   if (hasErrors(checked.diagnostics)) return EXIT.invalid;
   const strict = flags.strict ? strictRefusal(checked) : null;
@@ -43,8 +43,6 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIO, obser
     io.stderr.write(`vvm: ${strict}; nothing ran\n`);
     return EXIT.invalid;
   }
-  // Ctrl-C while the program was being checked: nothing has run yet, so nothing runs
-  if (io.signal.aborted) return EXIT.interrupted;
   // The inputs before any provider or call: a missing or malformed one is the command line's mistake.
   let inputs;
   try {

@@ -1,6 +1,7 @@
 // Ctrl-C (the run's signal) stops long loops and pending calls promptly with an `interrupted` outcome.
 import { describe, expect, it } from "vitest";
-import { afterCpu, collect, sigintAfter, spawnCli } from "../support/cli.ts";
+import { main } from "../../src/cli.ts";
+import { afterCpu, collect, sigintAfter, spawnCli, testIO } from "../support/cli.ts";
 import { runWithFakes } from "../support/fake-agents.ts";
 import { programFile } from "../support/program.ts";
 
@@ -83,6 +84,21 @@ export x
     expect(r.ms).toBeLessThan(3000);
     expect(r.stdout).toBe("");
   }, 15_000);
+
+  it("a Ctrl-C heard before the check begins (while vvm starts, or reads the files) stops it there, not after a long parse", async () => {
+    // parsed, this would be E001; a run would print it and exit 2
+    const file = programFile("x = 1 +\n");
+    for (const cmd of ["check", "run"]) {
+      const heard = new AbortController();
+      heard.abort();
+      let out = "";
+      let longSyncs = 0;
+      const io = { ...testIO((_stream, s) => (out += s), { signal: heard.signal }), ctrlCEndsAtOnce: () => longSyncs++ };
+      expect(await main([cmd, file], io), cmd).toBe(130);
+      expect(longSyncs, cmd).toBe(0);
+      expect(out, cmd).not.toContain("E001");
+    }
+  });
 
   it("SIGINT ends vvm check and vvm run at once while they check a huge program", async () => {
     // parsing and resolving 300,000 statements takes seconds with no turn of the event loop: the signal was
