@@ -191,8 +191,13 @@ describe("a memory removed while a command waits for its lock", () => {
       // a live holder (this process, as far as the lock says) until the directory is removed
       await writeFile(path.join(memDir(dir, KEY), "lock"), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname(), since: new Date().toISOString() }));
       const waiting = memory(dir, ...args);
-      await new Promise((r) => setTimeout(r, 150));
-      await rm(memDir(dir, KEY), { recursive: true });
+      // time to reach the wait on a loaded machine; the holder stays live for the command's whole lock timeout
+      await new Promise((r) => setTimeout(r, 600));
+      // gone at once, as rm's own rename aside does: a recursive rm in place lets the command's retry meet a
+      // half-removed directory (the lock file gone first) and take the lock, or add a file rm then cannot pass
+      const gone = `${memDir(dir, KEY)}.gone`;
+      await rename(memDir(dir, KEY), gone);
+      await rm(gone, { recursive: true });
       const res = await waiting;
       expect({ args, code: res.code, stdout: res.stdout }).toEqual({ args, code: 1, stdout: "" });
       expect(res.stderr).toMatch(/(^|\n)vvm: memory project:"oncall:payments" was removed while waiting for its lock(; nothing removed)?\n$/);
