@@ -30,6 +30,20 @@ function bigMemory(n: number): string {
   return dir;
 }
 
+/** `forget --match w1a --purge` of a 30,000-entry ledger (seconds under the lock), once it holds the lock. */
+async function purgeHoldingLock() {
+  const dir = bigMemory(30_000);
+  const mem = path.join(dir, ".vvm", "memory", "k-big");
+  const before = readFileSync(path.join(mem, "ledger.jsonl"), "utf8");
+  const child = spawnCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
+  const done = collect(child);
+  let ended = false;
+  void done.then(() => (ended = true));
+  while (!ended && !existsSync(path.join(mem, "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(ended).toBe(false);
+  return { dir, mem, before, child, done, exited: () => ended };
+}
+
 describe("Ctrl-C in the commands that read a memory", () => {
   it("a Ctrl-C that came before the ledger is read stops the command: exit 130, nothing on stdout", async () => {
     const dir = bigMemory(3);
@@ -72,15 +86,7 @@ describe("Ctrl-C in the commands that change a memory", () => {
   }, 60_000);
 
   it("once it holds the lock: the change is completed and reported, then one line on stderr and exit 130", async () => {
-    // a purge of a long ledger: seconds under the lock
-    const dir = bigMemory(30_000);
-    const mem = path.join(dir, ".vvm", "memory", "k-big");
-    const child = spawnCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
-    const done = collect(child);
-    let exited = false;
-    void done.then(() => (exited = true));
-    while (!exited && !existsSync(path.join(mem, "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
-    expect(exited).toBe(false);
+    const { mem, child, done } = await purgeHoldingLock();
     child.kill("SIGINT");
     const r = await done;
     expect([r.code, r.stderr]).toEqual([130, "vvm: interrupted: what the command had under way was completed first (a change under the memory's lock is never cut short)\n"]);
@@ -95,18 +101,10 @@ describe("Ctrl-C in the commands that change a memory", () => {
   }, 60_000);
 
   it("a second Ctrl-C ends the command at once, and says so: the change is not made, nothing is lost", async () => {
-    const dir = bigMemory(30_000);
-    const mem = path.join(dir, ".vvm", "memory", "k-big");
-    const before = readFileSync(path.join(mem, "ledger.jsonl"), "utf8");
-    const child = spawnCli(["memory", "forget", "big", "--match", "w1a", "--purge"], { cwd: dir });
-    const done = collect(child);
-    let exited = false;
-    void done.then(() => (exited = true));
-    while (!exited && !existsSync(path.join(mem, "lock"))) await new Promise((resolve) => setTimeout(resolve, 2));
-    expect(exited).toBe(false);
+    const { dir, mem, before, child, done, exited } = await purgeHoldingLock();
     child.kill("SIGINT");
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(exited).toBe(false);
+    expect(exited()).toBe(false);
     child.kill("SIGINT");
     const r = await done;
     expect([r.code, r.stdout, r.stderr]).toEqual([130, "", "vvm: interrupted again: stopped at once; what the command had under way may be left unfinished (vvm memory doctor says what)\n"]);
