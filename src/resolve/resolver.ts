@@ -385,7 +385,8 @@ class Resolver {
         if (s.orelse) this.walkBlock(s.orelse, inner);
         return;
       case "While":
-        this.walkExpr(s.cond, ctx);
+        // the condition runs before every pass, so an earlier pass may have bound what it reads (W033)
+        this.walkExpr(s.cond, { ...ctx, inLoop: true });
         this.walkBlock(s.body, { ...inner, inLoop: true });
         return;
       case "For":
