@@ -175,7 +175,15 @@ class Resolver {
         this.walkExprReadsOnly(c, ctx);
       }
       if (computed.length === 0) this.checkConfigValue(kw, "decl");
+      this.checkRepeatedInLiteral(kw.value);
     }
+  }
+
+  /** W022 in a declaration's value or an input's default, which are not walked as expressions: a key of an object or a keyword of perm(...) given twice. */
+  private checkRepeatedInLiteral(e: Expr): void {
+    if (e.kind === "Object") this.checkRepeatedObjectKeys(e);
+    else if (e.kind === "Call") this.checkRepeatedArguments(e.kwargs);
+    for (const c of childExprs(e)) this.checkRepeatedInLiteral(c);
   }
 
   /** `input name: "…" = default`: module level, in the program's entry module, with a literal default. */
@@ -190,6 +198,7 @@ class Resolver {
     }
     this.bindCheck(s.name, s.nameSpan);
     if (!s.default) return;
+    this.checkRepeatedInLiteral(s.default);
     const computed = computedParts(s.default, (n) => !this.isUserName(n, ctx));
     for (const c of computed) {
       this.report("E041", `the default of input '${s.name}' must be a literal, not ${describeExpr(c)}; compute the value in the program from the input instead`, c.span);
@@ -567,8 +576,7 @@ class Resolver {
         return;
       }
       case "Object": {
-        // `{"a": 1, "a": 2}` keeps the last value without a word (pack raises for the same mistake)
-        for (const entry of repeated(e.entries, (x) => x.key)) this.report("W022", `key '${entry.key}' is given twice in this object; the last one is kept`, entry.keySpan);
+        this.checkRepeatedObjectKeys(e);
         for (const entry of e.entries) this.walkExpr(entry.value, ctx);
         return;
       }
@@ -649,6 +657,11 @@ class Resolver {
       const n = def.params.length;
       this.report("W062", `${fn}() calls its ${params[i]} with ${passes} argument${passes === 1 ? "" : "s"}, but ${name} takes ${n}; it raises as soon as ${fn}() calls it`, arg.span);
     }
+  }
+
+  /** W022: `{"a": 1, "a": 2}` keeps the last value without a word (pack raises for the same mistake). */
+  private checkRepeatedObjectKeys(e: Expr & { kind: "Object" }): void {
+    for (const entry of repeated(e.entries, (x) => x.key)) this.report("W022", `key '${entry.key}' is given twice in this object; the last one is kept`, entry.keySpan);
   }
 
   /** W022: a keyword argument or call option given twice, which makes the call raise whenever it runs. */
