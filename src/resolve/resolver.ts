@@ -281,6 +281,9 @@ class Resolver {
         this.report("W020", unknownKeyMessage(kw.name), kw.nameSpan);
       }
       this.walkExpr(kw.value, ctx);
+      // a program's own perm is a function like any other: what it gives is known only when the call runs
+      const v = kw.value;
+      if (v.kind === "Call" && v.callee.kind === "Name" && v.callee.name === "perm" && this.isUserName("perm", ctx)) continue;
       this.checkConfigValue(kw, kind);
     }
   }
