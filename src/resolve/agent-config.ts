@@ -132,10 +132,10 @@ export interface ValueProblem {
 
 /**
  * W021: a literal configuration value of the wrong shape. Only literals are judged; computed values pass.
- * `partial` is for `.with(...)`: its memory object merges one level deep into the base agent's, so fields
- * may be missing there.
+ * In `.with(...)` the memory object merges one level deep into the base agent's, so fields may be missing there.
  */
-export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[] {
+export function configValueProblems(kw: KwArg, kind: "decl" | "with" | "inline"): ValueProblem[] {
+  const partial = kind === "with";
   const v = foldNumbers(kw.value);
   switch (kw.name) {
     case "model":
@@ -149,7 +149,7 @@ export function configValueProblems(kw: KwArg, partial: boolean): ValueProblem[]
       if (v.kind === "Unit") return [];
       return v.kind === "Object" ? memoryProblems(v, partial) : isLiteral(v) ? [{ at: v, message: "agent 'memory' should be an object { scope, key }, or () for none" }] : [];
     case "permissions":
-      return permProblems(v);
+      return permProblems(v, kind === "decl");
     case "max_turns":
     case "max_tokens":
       // keys this runtime reads (W020 still says they are not portable); the run raises on a bad value
@@ -205,15 +205,17 @@ export function ungrantedProblems(kw: KwArg): (ValueProblem & { code: "W023" | "
 
 /**
  * A literal `perm(...)`: run the standard library's own `perm` on the literal arguments, so the check and
- * the run agree word for word (the run would raise while configuring agents, before any statement).
+ * the run agree word for word (in a declaration the run would raise while configuring agents, before any
+ * statement; at a call site, when the statement runs).
  */
-function permProblems(v: Expr): ValueProblem[] {
+function permProblems(v: Expr, inDecl: boolean): ValueProblem[] {
   if (v.kind !== "Call" || v.callee.kind !== "Name" || v.callee.name !== "perm") return permissionsLiteralProblems(v);
   const args = v.args.map(literalValue);
   const kwargs = new Map<string, Value | undefined>(v.kwargs.map((k) => [k.name, literalValue(k.value)]));
   if (args.includes(undefined) || [...kwargs.values()].includes(undefined)) return [];
   const problem = permRefusal(args as Value[], kwargs as Map<string, Value>, v);
-  return problem === null ? [] : [{ at: v, message: problem.raised ? `${problem.message} (the run would stop here, while configuring agents)` : problem.message }];
+  const when = inDecl ? "the run would stop here, while configuring agents" : "raises thrown whenever this runs";
+  return problem === null ? [] : [{ at: v, message: problem.raised ? `${problem.message} (${when})` : problem.message }];
 }
 
 /**

@@ -245,7 +245,7 @@ class Resolver {
 
   /** W010, W011, W021 on one configuration entry whose value is (at least partly) literal. */
   private checkConfigValue(kw: KwArg, kind: "decl" | "with" | "inline"): void {
-    for (const p of configValueProblems(kw, kind === "with")) this.report("W021", p.message, p.at.span);
+    for (const p of configValueProblems(kw, kind)) this.report("W021", p.message, p.at.span);
     for (const p of returnsProblems(kw)) this.report(p.code, p.message, p.span);
     for (const p of ungrantedProblems(kw)) this.report(p.code, p.message, p.at.span);
     for (const p of linkedGlobProblems(kw, this.env.programDir)) this.report("W026", p.message, p.at.span);

@@ -209,6 +209,17 @@ describe("W021 memory key", () => {
   });
 });
 
+describe("W021 perm(...)", () => {
+  it("says the run stops while configuring agents only of a declaration; at a call site, the statement raises when it runs", async () => {
+    prog = writeProgram({ "main.vvm": 'agent a(model="haiku", permissions=perm(read="docs"))\nr = @a.with(permissions=perm(read="src")) `Go.`(())\nexport r\n' });
+    const result = await checkProgram(prog.file("main.vvm"));
+    expect(result.diagnostics.filter((d) => d.code === "W021").map((d) => d.message)).toEqual([
+      "perm(read=...) needs a list of glob strings, got a string (the run would stop here, while configuring agents)",
+      "perm(read=...) needs a list of glob strings, got a string (raises thrown whenever this runs)",
+    ]);
+  });
+});
+
 describe("W020 unknown agent configuration key", () => {
   it("points a permission written as a key of its own into permissions=perm(...), in a declaration and in .with(...)", async () => {
     prog = writeProgram({ "main.vvm": 'agent ops(model="haiku", bash="allow", temperature=0)\nr = @ops.with(read=["docs/**"]) `Go.`(())\nexport r\n' });
