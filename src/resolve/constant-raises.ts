@@ -93,13 +93,13 @@ function known(e: Expr, out: ConstantRaise[]): Known | undefined {
     }
     case "Logical": {
       const l = known(e.left, out);
-      const r = known(e.right, out);
-      if (l === undefined) return undefined;
       const raise = (v: Known) => raises(out, e, `the operands of '${e.op}' must be true or false, got ${v.type}`);
-      if (l.type !== "boolean") return raise(l);
-      // `or` stops at true, `and` at false: the right operand is not evaluated then
-      if (l.value === (e.op === "or")) return l;
-      if (r === undefined) return undefined;
+      // the right operand is evaluated only after a left one that is true or false, and does not stop the
+      // operator (`or` stops at true, `and` at false): nothing in it runs otherwise
+      if (l?.type === "boolean" && l.value === (e.op === "or")) return l;
+      if (l !== undefined && l.type !== "boolean") return raise(l);
+      const r = known(e.right, out);
+      if (l === undefined || r === undefined) return undefined;
       // (when the left's value is not known, neither is whether the right is evaluated)
       if (r.type !== "boolean") return l.value === null ? undefined : raise(r);
       return l.value === null ? l : r;
