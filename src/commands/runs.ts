@@ -2,6 +2,7 @@
 // by its id, and failures as one line on stderr with an exit code, never a stack trace.
 import path from "node:path";
 import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
+import { Interrupted } from "../../runtime/abort.ts";
 import { findRun, type RunInfo, type RunSummary } from "../../runtime/state/runs.ts";
 import { vvmLine } from "../printable.ts";
 
@@ -35,6 +36,8 @@ export async function runsCommand(io: CliIO, body: () => Promise<number>): Promi
   try {
     return await body();
   } catch (err) {
+    // a Ctrl-C before a command that only reads (beforeLongSync): the process's own line has said it
+    if (err instanceof Interrupted) return EXIT.interrupted;
     if (err instanceof UsageError) {
       io.stderr.write(vvmLine(err.message));
       return EXIT.usage;

@@ -232,6 +232,19 @@ describe("vvm runs", () => {
     expect(readdirSync(path.join(d, ".vvm", "runs")).length).toBe(3);
   });
 
+  it("ls, show and cat stop at a Ctrl-C heard before they read: exit 130, nothing printed", async () => {
+    const d = mkdtempSync(path.join(tmp, "read-interrupted-"));
+    const id = `${stamp(new Date())}-00000a`;
+    mkdirSync(path.join(d, ".vvm", "runs", id, "bindings"), { recursive: true });
+    writeFileSync(path.join(d, ".vvm", "runs", id, "state.md"), `# VVM Run: ${id}\n\nStatus: completed\n`);
+    writeFileSync(path.join(d, ".vvm", "runs", id, "bindings", "b000001.md"), "the reply\n");
+    const ctrlC = new AbortController();
+    ctrlC.abort();
+    for (const args of [["ls"], ["show", id], ["cat", id, "b000001"]]) {
+      expect(await runCli(["runs", ...args, "--dir", d], { signal: ctrlC.signal }), args[0]).toMatchObject({ code: 130, stdout: "", stderr: "" });
+    }
+  });
+
   it("prune --older-than is exact past a timer's limit of 24.8 days: 720h is 30 days", async () => {
     const d = mkdtempSync(path.join(tmp, "days-"));
     const id = `${stamp(new Date(Date.now() - 26 * 86_400_000))}-eeeeee`;
