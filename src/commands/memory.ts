@@ -123,7 +123,9 @@ export async function existing(key: string, flags: WhereFlags, io: CliIO): Promi
  * write) changing, so a full disk under `forget --purge` is not said as a memory that cannot be read.
  */
 export async function memoryCommand(io: CliIO, body: () => Promise<number>, doing: "read" | "change" = "read"): Promise<number> {
-  // a Ctrl-C is said below, in the command's one line (spec/memory.md §13)
+  // a Ctrl-C heard before the command began (while vvm started) has been said by the process's own line
+  if (io.signal.aborted) return EXIT.interrupted;
+  // from here on a Ctrl-C is said below, in the command's one line (spec/memory.md §13)
   io.ctrlCSaidByCommand?.();
   try {
     const code = await body();

@@ -3,11 +3,12 @@
 // ranked): a SIGINT was heard only once the whole answer was printed, and the command exited 0. A Ctrl-C
 // that came before the reading stops the command with exit 130; one during it ends the process at once.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, ROOT, runCli, sigintAfter, spawnCli, testEnv } from "../support/cli.ts";
+import { main } from "../../src/cli.ts";
+import { collect, ROOT, runCli, sigintAfter, spawnCli, testEnv, testIO } from "../support/cli.ts";
 import { useTempDir } from "../support/fixtures.ts";
 import { sha256 } from "../../runtime/memory/keys.ts";
 
@@ -47,12 +48,25 @@ async function purgeHoldingLock() {
 describe("Ctrl-C in the commands that read a memory", () => {
   it("a Ctrl-C that came before the ledger is read stops the command: exit 130, nothing on stdout", async () => {
     const dir = bigMemory(3);
+    for (const args of [["log", "big"], ["search", "big", "w1"], ["history", "big"], ["diff", "big", "1"], ["show", "big"], ["doctor", "big"], ["doctor"], ["ls"]]) {
+      // the Ctrl-C comes just as the command takes over saying it
+      const stop = new AbortController();
+      let out = "";
+      let err = "";
+      const io = { ...testIO((stream, s) => (stream === "out" ? (out += s) : (err += s)), { cwd: dir, signal: stop.signal }), ctrlCSaidByCommand: () => stop.abort() };
+      expect([await main(["memory", ...args], io), out, err], args.join(" ")).toEqual([130, "", "vvm: interrupted\n"]);
+    }
+  });
+
+  it("a Ctrl-C heard before the command began (while vvm started) is not said a second time", async () => {
+    const dir = bigMemory(3);
     const stop = new AbortController();
     stop.abort();
-    for (const args of [["log", "big"], ["search", "big", "w1"], ["history", "big"], ["diff", "big", "1"], ["show", "big"], ["doctor", "big"], ["doctor"], ["ls"]]) {
-      const r = await runCli(["memory", ...args], { cwd: dir, signal: stop.signal });
-      expect([r.code, r.stdout, r.stderr], args.join(" ")).toEqual([130, "", "vvm: interrupted\n"]);
+    // the process said it ("vvm: interrupted, stopping…", src/start.ts): the command adds nothing
+    for (const args of [["log", "big"], ["show", "big"], ["forget", "big", "--fact", "1:0"], ["restore", "big", "0"], ["rm", "big", "--yes"], ["doctor", "--fix"]]) {
+      expect(await runCli(["memory", ...args], { cwd: dir, signal: stop.signal }), args.join(" ")).toMatchObject({ code: 130, stdout: "", stderr: "" });
     }
+    expect(readdirSync(path.join(dir, ".vvm", "memory"))).toEqual(["k-big"]);
   });
 
   it("SIGINT ends vvm memory search at once while it ranks a long ledger, printing nothing", async () => {

@@ -476,8 +476,7 @@ describe("vvm memory rm", () => {
     expect((await stat(mem)).isDirectory()).toBe(true);
     // a Ctrl-C at the question (the terminal's interrupt aborts the command, and the question gets no answer)
     const stop = new AbortController();
-    stop.abort();
-    const interrupted = await runCli(["memory", "rm", KEY], { cwd: dir, answer: null, signal: stop.signal });
+    const interrupted = await runCli(["memory", "rm", KEY], { cwd: dir, answer: null, signal: stop.signal, ctrlCAtQuestion: stop });
     expect(interrupted.code).toBe(130);
     expect(interrupted.stderr).toMatch(/vvm: memory project:"oncall:payments" not removed\n$/);
     expect((await stat(mem)).isDirectory()).toBe(true);

@@ -27,6 +27,8 @@ export interface CliOptions {
   stdinFd?: number | "pipe";
   /** in-process only: a person at a terminal, giving this answer to any question (default: no terminal) */
   answer?: string | null;
+  /** in-process only: the person presses Ctrl-C at the question (this controller, the run's signal, is aborted as it is asked) */
+  ctrlCAtQuestion?: AbortController;
 }
 
 /** All a test takes from the caller's environment: where programs are found and temporary files go. */
@@ -62,6 +64,7 @@ export function testIO(write: (stream: "out" | "err", s: string) => void, opts: 
         ? undefined
         : async (question: string) => {
             write("err", question);
+            opts.ctrlCAtQuestion?.abort();
             return opts.answer ?? null;
           },
   };
