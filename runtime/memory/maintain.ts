@@ -288,19 +288,24 @@ async function removeAside(fs: MemoryFs, aside: string, removed: Removed): Promi
   if (folder === "denied") throw new ToolError(`${aside} is a folder rm may not open (permission denied); remove it by hand`, "refused");
   if (typeof folder === "string") throw new ToolError(`${aside} is not a directory of its own; remove it by hand (rm never follows a link)`, "refused");
   try {
-    let names: string[];
-    try {
-      names = await fs.list(folder.path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw err;
-    }
+    const names = await namesIn(fs, folder);
+    if (names === null) return;
     for (const name of names.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) await removeTree(fs, aside, folder, real, name, removed);
   } finally {
     folder.close();
   }
   await fs.remove(aside);
   removed.files.push(".");
+}
+
+/** The names in a folder being removed, as opened; null when another rm finishing the same leftover removed it meanwhile. */
+async function namesIn(fs: MemoryFs, folder: Folder): Promise<string[] | null> {
+  try {
+    return await fs.list(folder.path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
 }
 
 const MAX_DEPTH = 32;
@@ -332,13 +337,8 @@ async function removeTree(fs: MemoryFs, aside: string, dir: Folder, real: string
     if (sub === "denied") throw new ToolError(`${path.join(aside, rel)} is a folder rm may not open (permission denied); removed nothing more (remove it by hand)`, "refused");
     if (sub === "not a folder") throw new ToolError(`${path.join(aside, rel)} could not be opened as a folder; removed nothing more (remove it by hand)`, "refused");
     try {
-      let entries: string[];
-      try {
-        entries = await fs.list(sub.path);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-        throw err;
-      }
+      const entries = await namesIn(fs, sub);
+      if (entries === null) return;
       for (const entry of entries) await removeTree(fs, aside, sub, inner, path.join(rel, entry), removed);
     } finally {
       sub.close();
