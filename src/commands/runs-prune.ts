@@ -36,11 +36,9 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     // one run that cannot be removed (a folder not ours to delete) is said and the others still go
     const failed: string[] = [];
     const gone: RunSummary[] = [];
-    let tried = 0;
     for (const r of chosen) {
       // a Ctrl-C or SIGTERM, heard while the runs were listed or between two removals, stops the prune there
       if (io.signal.aborted) break;
-      tried++;
       if (flags.dryRun) {
         gone.push(r);
         continue;
@@ -60,8 +58,10 @@ export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
     out += `${verb} ${gone.length} run${gone.length === 1 ? "" : "s"}${kept > 0 ? `; kept ${kept} still running (updated in the last 24 hours)` : ""}\n`;
     io.stdout.write(printable(out));
     for (const f of failed) io.stderr.write(vvmLine(f));
-    if (tried < chosen.length) {
-      io.stderr.write(vvmLine(`interrupted: ${chosen.length - tried} of the ${chosen.length} runs to remove were left as they are`));
+    // each run tried was either removed or failed
+    const left = chosen.length - gone.length - failed.length;
+    if (left > 0) {
+      io.stderr.write(vvmLine(`interrupted: ${left} of the ${chosen.length} runs to remove were left as they are`));
       return EXIT.interrupted;
     }
     return failed.length > 0 ? EXIT.missing : EXIT.ok;
