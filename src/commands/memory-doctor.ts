@@ -9,7 +9,7 @@ import { removalsLeft, type RemovalLeft } from "../../runtime/memory/inspect.ts"
 import { assertProjectRootReal, BindingError, escapeKey, unescapeKey, type MemoryLocation } from "../../runtime/memory/keys.ts";
 import type { Doctored } from "../../runtime/memory/maintain.ts";
 import { parseMeta } from "../../runtime/memory/state.ts";
-import { cutShort, emit, existing, label, memoryCommand, toolOptions, where, type WriteFlags } from "./memory.ts";
+import { cutShort, emit, existing, label, memoryCommand, notAnRmFolder, toolOptions, where, type WriteFlags } from "./memory.ts";
 
 export type DoctorFlags = WriteFlags & { fix?: boolean };
 
@@ -132,7 +132,7 @@ export function memoryDoctor(key: string | undefined, flags: DoctorFlags, io: Cl
       for (const { r, finished, folder } of removals) {
         if (finished) out += `${cutShort(r)}: finished (removed)\n`;
         else if (finishing) out += `problem: ${cutShort(r)}\n      --fix could not remove it: remove it by hand (the warning on stderr says why)\n`;
-        else if (!folder) out += `problem: ${path.basename(r.path)} is named as an rm's leftover but is not a folder, so no rm made it\n      remove it by hand (--fix finishes only what an rm left)\n`;
+        else if (!folder) out += `problem: ${notAnRmFolder(r)}\n      remove it by hand (--fix finishes only what an rm left)\n`;
         else out += `problem: ${cutShort(r)}\n      --fix will finish removing it\n`;
       }
       return out;

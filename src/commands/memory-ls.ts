@@ -3,7 +3,7 @@ import { beforeLongSync, displayPath, type CliIO } from "../io.ts";
 import { nodeFs } from "../../runtime/memory/fsio.ts";
 import path from "node:path";
 import { listMemories, removalsLeft, type Listed, type RemovalLeft } from "../../runtime/memory/inspect.ts";
-import { columns, cutShort, emit, memoryCommand, shortTime, size, where, type WhereFlags } from "./memory.ts";
+import { columns, cutShort, emit, memoryCommand, notAnRmFolder, shortTime, size, where, type WhereFlags } from "./memory.ts";
 
 function summary(l: Listed) {
   const i = l.inspection;
@@ -37,7 +37,7 @@ export function memoryLs(flags: WhereFlags, io: CliIO): Promise<number> {
       const after = left
         .map(({ r, folder }) =>
           !folder
-            ? `(${path.basename(r.path)} is named as an rm's leftover but is not a folder, so no rm made it: remove it by hand)\n`
+            ? `(${notAnRmFolder(r)}: remove it by hand)\n`
             : `(${cutShort(r)}: ${r.key === null ? "vvm memory rm of its key finishes it" : `vvm memory rm ${JSON.stringify(r.key)} --yes finishes it`})\n`,
         )
         .join("");

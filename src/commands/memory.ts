@@ -223,6 +223,11 @@ export function cutShort(r: RemovalLeft): string {
   return `an rm of ${r.key === null ? `memory directory ${r.name}` : JSON.stringify(r.key)} was cut short and left ${path.basename(r.path)}`;
 }
 
+/** A name only an rm makes, on something no rm made (a link, a file), as `ls` and `doctor` name it. */
+export function notAnRmFolder(r: RemovalLeft): string {
+  return `${path.basename(r.path)} is named as an rm's leftover but is not a folder, so no rm made it`;
+}
+
 /** A time as the ledger writes it, shorter: `2026-01-02 03:04:05Z` (UTC, whatever the machine's zone). */
 export function shortTime(iso: string | null | undefined): string {
   if (typeof iso !== "string") return "-";
