@@ -1,13 +1,11 @@
 // `vvm runs cat RUN-ID NAME|bNNNNNN`: a binding's whole text (by name: the latest binding of that name).
-import { beforeLongSync, EXIT, UsageError, type CliIO } from "../io.ts";
+import { EXIT, UsageError, type CliIO } from "../io.ts";
 import { readBinding } from "../../runtime/state/runs.ts";
 import { printable } from "../printable.ts";
 import { MissingRun, runArg, runsCommand, type RunsFlags } from "./runs.ts";
 
 export function runsCat(id: string, binding: string, flags: RunsFlags, io: CliIO): Promise<number> {
-  return runsCommand(io, async () => {
-    // it reads and prints without a turn of the event loop: a Ctrl-C stops it before, or ends it at once
-    beforeLongSync(io);
+  return runsCommand(io, "read", async () => {
     const run = await runArg(id, flags, io);
     // said before it is looked for: "no binding named " ends in nothing a person can see
     if (binding.trim() === "") throw new UsageError(`give a binding's name or id (vvm runs show ${run.id} lists them)`);

@@ -1,5 +1,5 @@
 // `vvm runs ls [DIR]` (or --dir DIR): the filesystem-state runs of a project, oldest first: id, status, start, bindings, program.
-import { beforeLongSync, displayPath, EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
+import { displayPath, EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { listRuns, runsRoot } from "../../runtime/state/runs.ts";
@@ -10,9 +10,7 @@ import { runJson, runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
 /** `vvm runs ls [DIR]`: the folder as an argument, or as --dir like the other `vvm runs` commands, not both. */
 export function runsLs(dir: string | undefined, flags: RunsFlags, io: CliIO): Promise<number> {
-  return runsCommand(io, async () => {
-    // it reads and prints without a turn of the event loop: a Ctrl-C stops it before, or ends it at once
-    beforeLongSync(io);
+  return runsCommand(io, "read", async () => {
     if (dir !== undefined && flags.dir !== undefined) throw new UsageError(`give the project directory once: ${dir} or --dir ${flags.dir}`);
     const project = projectDir(flags.dir ?? dir, io);
     const runs = await listRuns(project);

@@ -15,7 +15,7 @@ export type PruneFlags = RunsFlags & { keep?: number; olderThan?: string; dryRun
 const STALE_RUNNING_MS = 24 * 3_600_000;
 
 export function runsPrune(flags: PruneFlags, io: CliIO): Promise<number> {
-  return runsCommand(io, async () => {
+  return runsCommand(io, "change", async () => {
     if ((flags.keep === undefined) === (flags.olderThan === undefined)) throw new UsageError("give --keep N or --older-than DURATION (one of them)");
     const now = Date.now();
     const cutoff = flags.olderThan === undefined ? null : sinceTime(flags.olderThan, now, "--older-than");

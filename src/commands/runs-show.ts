@@ -1,13 +1,11 @@
 // `vvm runs show RUN-ID`: a run's status and times, its bindings with their summaries, and its trace.
-import { beforeLongSync, displayPath, EXIT, type CliIO } from "../io.ts";
+import { displayPath, EXIT, type CliIO } from "../io.ts";
 import { printable } from "../printable.ts";
 import { columns, emit, shortTime } from "./memory.ts";
 import { runArg, runJson, runsCommand, statusOf, type RunsFlags } from "./runs.ts";
 
 export function runsShow(id: string, flags: RunsFlags, io: CliIO): Promise<number> {
-  return runsCommand(io, async () => {
-    // it reads and prints without a turn of the event loop: a Ctrl-C stops it before, or ends it at once
-    beforeLongSync(io);
+  return runsCommand(io, "read", async () => {
     const run = await runArg(id, flags, io);
     if (flags.json) return emit(io, flags, { ...runJson(run), bindings: run.bindings, trace: run.trace }, () => "");
     let out = `run ${run.id}: ${statusOf(run)}\n`;

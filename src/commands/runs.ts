@@ -1,7 +1,7 @@
 // `vvm runs …`: what the subcommands share: the project (whose .vvm/runs holds the runs), finding one run
 // by its id, and failures as one line on stderr with an exit code, never a stack trace.
 import path from "node:path";
-import { EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
+import { beforeLongSync, EXIT, projectDir, UsageError, type CliIO } from "../io.ts";
 import { Interrupted } from "../../runtime/abort.ts";
 import { findRun, type RunInfo, type RunSummary } from "../../runtime/state/runs.ts";
 import { vvmLine } from "../printable.ts";
@@ -32,11 +32,17 @@ export async function runArg(id: string, flags: RunsFlags, io: CliIO): Promise<R
   return found;
 }
 
-export async function runsCommand(io: CliIO, body: () => Promise<number>): Promise<number> {
+/**
+ * Runs a `vvm runs` command. `doing`: "read" for ls, show and cat, which read and print without a turn of the
+ * event loop, so a Ctrl-C that came before stops them and one during them ends them at once (beforeLongSync);
+ * "change" for prune, which hears a Ctrl-C between two removals itself.
+ */
+export async function runsCommand(io: CliIO, doing: "read" | "change", body: () => Promise<number>): Promise<number> {
   try {
+    if (doing === "read") beforeLongSync(io);
     return await body();
   } catch (err) {
-    // a Ctrl-C before a command that only reads (beforeLongSync): the process's own line has said it
+    // a Ctrl-C before a command that only reads: the process's own line has said it
     if (err instanceof Interrupted) return EXIT.interrupted;
     if (err instanceof UsageError) {
       io.stderr.write(vvmLine(err.message));
